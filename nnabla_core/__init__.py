@@ -1,0 +1,1 @@
+"""nnabla: the core package (contexts, arrays, graph, functions interface)."""

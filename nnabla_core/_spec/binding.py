@@ -1,0 +1,32 @@
+"""Binding user arguments to a spec: defaults, coercion, shape inference."""
+from __future__ import annotations
+
+from .args import coerce
+from .base import REQUIRED
+
+
+def bind_args(spec, kwargs):
+    """Return the complete, coerced argument dict of ``spec`` from ``kwargs``."""
+    unknown = set(kwargs) - set(spec.arg_names)
+    if unknown:
+        raise TypeError(f"{spec.api_name}: unexpected argument(s) {sorted(unknown)}; "
+                        f"arguments are {list(spec.arg_names)}")
+    out = {}
+    for arg in spec.args:
+        value = kwargs.get(arg.name, arg.default)
+        if value is REQUIRED:
+            raise TypeError(f"{spec.api_name}: missing required argument '{arg.name}'")
+        out[arg.name] = coerce(spec, arg, value)
+    return out
+
+
+def infer(spec, in_shapes, args):
+    """Resolve input-dependent defaults, then infer the output shapes.
+
+    ``in_shapes`` holds one tuple per input actually given (``None`` for an
+    omitted optional input). Returns ``(args, out_shapes)``.
+    """
+    if spec.resolve_args is not None:
+        args = spec.resolve_args(spec, in_shapes, args)
+    out_shapes = spec.infer_shape(spec, *in_shapes, **args)
+    return args, tuple(tuple(int(d) for d in s) for s in out_shapes)

@@ -1,0 +1,82 @@
+"""Run a Case directly against a CPU kernel class, without the graph engine.
+
+Useful while writing a kernel: ``check_case(case)`` checks forward against
+the reference and backward against central differences in float64.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nnabla._spec import SPECS
+from nnabla._spec.binding import bind_args, infer
+
+
+def kernel_class(name):
+    from nnabla_ext.cpu.kernels import CPU_KERNELS
+    return CPU_KERNELS[name]
+
+
+def flat_inputs(case, arrays):
+    spec = SPECS[case.name]
+    if spec.variadic_input:
+        return list(arrays[0])
+    return list(arrays)
+
+
+def make_kernel(case, arrays, dtype=np.float64):
+    spec = SPECS[case.name]
+    xs = flat_inputs(case, arrays)
+    args = bind_args(spec, case.args)
+    in_shapes = [None if x is None else tuple(x.shape) for x in xs]
+    args, out_shapes = infer(spec, in_shapes, args)
+    kernel = kernel_class(case.name)(spec, args, in_shapes, out_shapes)
+    xs = [None if x is None else (x if x.dtype.kind in "iu" else x.astype(dtype)) for x in xs]
+    return kernel, xs, out_shapes
+
+
+def check_forward(case):
+    arrays = case.make_inputs()
+    kernel, xs, out_shapes = make_kernel(case, arrays, np.float32)
+    ys = kernel.forward(xs)
+    assert [tuple(y.shape) for y in ys] == [tuple(s) for s in out_shapes]
+    if case.ref is None:
+        return ys
+    ref_in = [None if a is None else (a if not isinstance(a, list) else a) for a in arrays]
+    ref = case.ref(*ref_in, **case.args)
+    refs = ref if isinstance(ref, tuple) else (ref,)
+    for i, (y, r) in enumerate(zip(ys, refs)):
+        if case.check_outputs is None or i in case.check_outputs:
+            np.testing.assert_allclose(y, r, atol=case.atol, rtol=case.rtol)
+    return ys
+
+
+def check_backward(case, eps=1e-3):
+    arrays = case.make_inputs()
+    kernel, xs, _ = make_kernel(case, arrays, np.float64)
+    ys = kernel.forward(xs)
+    rng = np.random.RandomState(0)
+    dys = [rng.randn(*y.shape) for y in ys]
+    grad_inputs = case.grad_inputs
+    if grad_inputs is None:
+        grad_inputs = [i for i, x in enumerate(xs) if x is not None and x.dtype.kind == "f"]
+    pd = [i in grad_inputs for i in range(len(xs))]
+    grads = kernel.backward(xs, list(ys), dys, pd)
+
+    def objective():
+        k2, _, _ = make_kernel(case, arrays, np.float64)
+        out = k2.forward(xs)
+        return sum(float((np.asarray(y, np.float64) * d).sum()) for y, d in zip(out, dys))
+
+    for i in grad_inputs:
+        numeric = np.zeros_like(xs[i])
+        flat, nflat = xs[i].reshape(-1), numeric.reshape(-1)
+        for j in range(flat.size):
+            orig = flat[j]
+            flat[j] = orig + eps
+            fp = objective()
+            flat[j] = orig - eps
+            fm = objective()
+            flat[j] = orig
+            nflat[j] = (fp - fm) / (2 * eps)
+        np.testing.assert_allclose(grads[i], numeric, atol=case.grad_atol, rtol=case.grad_rtol,
+                                   err_msg=f"gradient of input {i}")
