@@ -1,0 +1,1 @@
+"""Implementation modules of nnabla.parametric_functions and parameter files."""
