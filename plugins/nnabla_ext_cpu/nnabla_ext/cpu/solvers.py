@@ -1,0 +1,338 @@
+"""Solver update rules, written once against an array namespace ``xp``.
+
+Every update rule has the signature ``rule(xp, p, g, state, t, hp) -> None``:
+
+- ``p``: the parameter data (float32 array), updated in place.
+- ``g``: its gradient. Rules only read it, except Lars, whose fused weight decay
+  adds ``wd * p`` to the gradient in place, as nnabla does.
+- ``state``: dict from nnabla's state name (``'mean'``, ``'var'``, ...) to an array
+  of the parameter's shape, updated in place.
+- ``t``: the step count of this parameter *after* this update's increment (1 on
+  the first update).
+- ``hp``: the solver's hyper-parameters keyed by nnabla's argument names
+  (float32 scalars; flags stay ``bool``), plus ``'weight_decay_rate'`` (the fused
+  decay rate in force for this update) and ``'init_lr'`` (the learning rate given
+  at construction).
+
+Scalar factors that nnabla computes in double precision (powers of the betas) are
+computed with Python floats and rounded to float32 where nnabla rounds them.
+
+``RULES`` maps nnabla's solver type name to a :class:`Rule`: the update function,
+the states to allocate (zero-filled, the parameter's shape) and the gradient
+helpers the core uses for ``weight_decay``, ``clip_grad_by_norm``, ``scale_grad``
+and the inf/nan checks.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+
+def weight_decay(xp, p, g, rate):
+    """Add ``rate * p`` to the gradient ``g`` in place (non-fused weight decay)."""
+    g[...] = g + xp.float32(rate) * p
+
+
+def clip_grad_by_norm(xp, g, clip_norm):
+    """Rescale ``g`` in place to L2 norm ``clip_norm`` when its norm is larger."""
+    clip_norm = xp.float32(clip_norm)
+    sum_sq = xp.sum(g * g, dtype=xp.float32)
+    if sum_sq > 0 and sum_sq > clip_norm * clip_norm:  # sum_sq > 0: no sqrt of zero
+        g[...] = clip_norm * g / xp.sqrt(sum_sq)
+
+
+def scale_grad(xp, g, scale):
+    """Multiply ``g`` in place by ``scale``."""
+    g[...] = g * xp.float32(scale)
+
+
+def has_inf(xp, g):
+    """Return True if ``g`` holds an infinity."""
+    return bool(xp.isinf(g).any())
+
+
+def has_nan(xp, g):
+    """Return True if ``g`` holds a NaN."""
+    return bool(xp.isnan(g).any())
+
+
+def has_inf_or_nan(xp, g):
+    """Return True if ``g`` holds an infinity or a NaN."""
+    return not bool(xp.isfinite(g).all())
+
+
+class GradOps(NamedTuple):
+    """The gradient helpers a backend provides to the solver core."""
+
+    weight_decay: Callable = weight_decay
+    clip_grad_by_norm: Callable = clip_grad_by_norm
+    scale_grad: Callable = scale_grad
+    has_inf: Callable = has_inf
+    has_nan: Callable = has_nan
+    has_inf_or_nan: Callable = has_inf_or_nan
+
+
+class Rule(NamedTuple):
+    """One solver's update kernel on one backend.
+
+    Attributes:
+        update: ``update(xp, p, g, state, t, hp) -> None`` (see the module doc).
+        states: names of the state arrays always allocated.
+        optional_states: ``(state name, hyper-parameter flag)`` pairs; the state is
+            allocated only when ``hp[flag]`` is true.
+        xp: the array namespace the arrays belong to.
+        grad_ops: the gradient helpers.
+    """
+
+    update: Callable
+    states: tuple = ()
+    optional_states: tuple = ()
+    xp: object = np
+    grad_ops: GradOps = GradOps()
+
+
+def _f32(x):
+    return np.float32(x)
+
+
+def sgd(xp, p, g, state, t, hp):
+    """p -= lr * g."""
+    p[...] = p - hp["lr"] * g
+
+
+def momentum(xp, p, g, state, t, hp):
+    """m = momentum * m + lr * g; p -= m (the buffer holds the learning rate)."""
+    m = state["m"]
+    m[...] = hp["momentum"] * m + hp["lr"] * g
+    p[...] = p - m
+
+
+def nesterov(xp, p, g, state, t, hp):
+    """m' = momentum * m - lr * g; p += -momentum * m + (1 + momentum) * m'."""
+    m, mom = state["m"], hp["momentum"]
+    m_prev = m.copy()
+    m[...] = mom * m - hp["lr"] * g
+    p[...] = p + (-mom * m_prev + (1 + mom) * m)
+
+
+def sgdw(xp, p, g, state, t, hp):
+    """Momentum SGD with decoupled decay ``wd * (lr / init_lr) * p``."""
+    m, lr = state["m"], hp["lr"]
+    decay = (lr / hp["init_lr"]) * hp["weight_decay_rate"]
+    m[...] = hp["momentum"] * m + lr * g
+    p[...] = p - m - decay * p
+
+
+def lars(xp, p, g, state, t, hp):
+    """Momentum SGD with the layer-wise rate ``lr * coefficient * |p| / (|g| + wd |p|)``."""
+    wd, eps = hp["weight_decay_rate"], hp["eps"]
+    g_norm = xp.sqrt(xp.sum(g * g, dtype=xp.float32))
+    d_norm = xp.sqrt(xp.sum(p * p, dtype=xp.float32))
+    x = g_norm + wd * d_norm
+    if not x >= 0:
+        raise ValueError(f"Lars: local learning rate should be positive or zero; got {x}")
+    if x < eps:
+        x = x + eps
+    lr = hp["lr"] if d_norm < eps else hp["lr"] * hp["coefficient"] * d_norm / x
+    g[...] = g + wd * p  # fused decay writes into the gradient, as nnabla does
+    v = state["v"]
+    v[...] = hp["momentum"] * v + _f32(lr) * g
+    p[...] = p - v
+
+
+def adadelta(xp, p, g, state, t, hp):
+    """Adadelta: delta = sqrt((E[dx^2] + eps) / (E[g^2] + eps)) * g; p -= lr * delta."""
+    e_g, e_d, decay, eps = state["e_sqr_grad"], state["e_sqr_delta"], hp["decay"], hp["eps"]
+    e_g[...] = e_g * decay + g * g * (1 - decay)
+    delta = xp.sqrt((e_d + eps) / (e_g + eps)) * g
+    e_d[...] = e_d * decay + delta * delta * (1 - decay)
+    p[...] = p - hp["lr"] * delta
+
+
+def adagrad(xp, p, g, state, t, hp):
+    """v += g^2; p -= lr * g / (sqrt(v) + eps)."""
+    v = state["v"]
+    v[...] = v + g * g
+    p[...] = p - hp["lr"] * g / (xp.sqrt(v) + hp["eps"])
+
+
+def rmsprop(xp, p, g, state, t, hp):
+    """v = decay * v + (1 - decay) * g^2; p -= lr / (sqrt(v) + eps) * g."""
+    v, decay = state["v"], hp["decay"]
+    v[...] = v * decay + g * g * (1 - decay)
+    p[...] = p - hp["lr"] / (xp.sqrt(v) + hp["eps"]) * g
+
+
+def rmsprop_graves(xp, p, g, state, t, hp):
+    """Graves' RMSprop: d = momentum * d - lr * g / sqrt(n - gbar^2 + eps); p += d."""
+    n, gbar, d, decay = state["n"], state["g"], state["d"], hp["decay"]
+    n[...] = decay * n + (1 - decay) * g * g
+    gbar[...] = decay * gbar + (1 - decay) * g
+    d[...] = hp["momentum"] * d - hp["lr"] * g / xp.sqrt(n - gbar * gbar + hp["eps"])
+    p[...] = p + d
+
+
+def _adam_alpha_t(hp, t, lr_name="alpha"):
+    """alpha * sqrt(1 - beta2^t) / (1 - beta1^t): Adam's bias correction folded into alpha."""
+    b1, b2 = float(hp["beta1"]), float(hp["beta2"])
+    return hp[lr_name] * _f32(math.sqrt(1 - b2**t) / (1 - b1**t))
+
+
+def _moments(p, g, m, v, hp):
+    m[...] = hp["beta1"] * m + (1 - hp["beta1"]) * g
+    v[...] = hp["beta2"] * v + (1 - hp["beta2"]) * g * g
+
+
+def adam(xp, p, g, state, t, hp):
+    """Adam, eps added to the uncorrected sqrt(v): p -= alpha_t * m / (sqrt(v) + eps)."""
+    m, v = state["mean"], state["var"]
+    _moments(p, g, m, v, hp)
+    p[...] = p - _adam_alpha_t(hp, t) * m / (xp.sqrt(v) + hp["eps"])
+
+
+def adamw(xp, p, g, state, t, hp):
+    """Adam with decoupled decay ``wd * (alpha / init_alpha) * p``."""
+    m, v = state["mean"], state["var"]
+    eta_t = hp["alpha"] / hp["init_lr"]
+    _moments(p, g, m, v, hp)
+    step = _adam_alpha_t(hp, t) * m / (xp.sqrt(v) + hp["eps"])
+    p[...] = p - step - eta_t * hp["weight_decay_rate"] * p
+
+
+def adamax(xp, p, g, state, t, hp):
+    """u = max(beta2 * u, |g|); p -= alpha / (1 - beta1^t) * m / (u + eps)."""
+    m, u = state["m"], state["u"]
+    m[...] = hp["beta1"] * m + (1 - hp["beta1"]) * g
+    u[...] = xp.maximum(hp["beta2"] * u, xp.abs(g))
+    alpha_t = hp["alpha"] * _f32(1 / (1 - float(hp["beta1"]) ** t))
+    p[...] = p - alpha_t * m / (u + hp["eps"])
+
+
+def amsgrad(xp, p, g, state, t, hp):
+    """Adam on the running maximum v_hat of v; bias correction only if asked."""
+    m, v, v_hat = state["m"], state["v"], state["v_hat"]
+    _moments(p, g, m, v, hp)
+    v_hat[...] = xp.maximum(v_hat, v)
+    alpha_t = _adam_alpha_t(hp, t) if hp["bias_correction"] else hp["alpha"]
+    p[...] = p - alpha_t * m / (xp.sqrt(v_hat) + hp["eps"])
+
+
+def _bounded_step(xp, p, m, v_like, alpha_t, lower, upper, eps):
+    eta = xp.minimum(upper, xp.maximum(alpha_t / (xp.sqrt(v_like) + eps), lower))
+    p[...] = p - eta * m
+
+
+def adabound(xp, p, g, state, t, hp):
+    """Adam with the step size clipped to [lower(t), upper(t)] around final_lr."""
+    m, v = state["mean"], state["var"]
+    _moments(p, g, m, v, hp)
+    final_lr = hp["final_lr"] * (hp["alpha"] / hp["init_lr"])
+    gamma_t = hp["gamma"] * _f32(t)
+    lower = final_lr * (1 - 1 / (gamma_t + 1))
+    upper = final_lr * (1 + 1 / gamma_t)
+    _bounded_step(xp, p, m, v, _adam_alpha_t(hp, t), lower, upper, hp["eps"])
+
+
+def amsbound(xp, p, g, state, t, hp):
+    """AMSGRAD with AdaBound's clipping.
+
+    The upper bound is ``final_lr * (1 + t / gamma)``, as nnabla computes it (its
+    AdaBound uses ``1 + 1 / (gamma * t)``); kept for identical numbers.
+    """
+    m, v, v_hat = state["m"], state["v"], state["v_hat"]
+    _moments(p, g, m, v, hp)
+    v_hat[...] = xp.maximum(v_hat, v)
+    alpha_t = _adam_alpha_t(hp, t) if hp["bias_correction"] else hp["alpha"]
+    final_lr = hp["final_lr"] * (hp["alpha"] / hp["init_lr"])
+    lower = final_lr * (1 - 1 / (hp["gamma"] * _f32(t) + 1))
+    upper = final_lr * (1 + 1 / hp["gamma"] * _f32(t))
+    _bounded_step(xp, p, m, v_hat, alpha_t, lower, upper, hp["eps"])
+
+
+def _adabelief_factors(hp, t):
+    """Return (alpha_t, sqrt(1 - beta2^t), sgd_update) of AdaBelief's step ``t``."""
+    b1, b2 = float(hp["beta1"]), float(hp["beta2"])
+    beta2_t = float(_f32(b2**t))
+    correction1 = float(_f32(1 - float(_f32(b1**t))))
+    correction2 = _f32(math.sqrt(1 - beta2_t))
+    if not hp["rectify"]:
+        return hp["alpha"] / _f32(correction1), correction2, False
+    rho_inf = 2 / (1 - b2) - 1
+    rho_t = rho_inf - 2 * t * beta2_t / (1 - beta2_t)
+    if rho_t <= 4:
+        return hp["alpha"], correction2, True
+    r_t = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+    return hp["alpha"] * _f32(r_t) / _f32(correction1), correction2, False
+
+
+def adabelief(xp, p, g, state, t, hp):
+    """AdaBelief: Adam on the variance of (g - m); optional AMSGrad, decoupled decay, RAdam.
+
+    As in nnabla, eps is added into the stored ``var`` (or ``s_max``) at every step.
+    """
+    m, s, eps = state["mean"], state["var"], hp["eps"]
+    m[...] = hp["beta1"] * m + (1 - hp["beta1"]) * g
+    s[...] = hp["beta2"] * s + (1 - hp["beta2"]) * (g - m) ** 2
+    if hp["weight_decouple"]:
+        wd = hp["weight_decay_rate"]
+        p[...] = p - p * (wd if hp["fixed_decay"] else wd * hp["alpha"])
+    if hp["amsgrad"]:
+        s_t = state["s_max"]
+        s_t[...] = xp.maximum(s_t, s)
+    else:
+        s_t = s
+    s_t[...] = s_t + eps
+    alpha_t, correction2, sgd_update = _adabelief_factors(hp, t)
+    if sgd_update:
+        p[...] = p - alpha_t * m
+    else:
+        p[...] = p - alpha_t * m / (xp.sqrt(s_t) / correction2 + eps)
+
+
+def lamb(xp, p, g, state, t, hp):
+    """LAMB: r = m_hat / (sqrt(v_hat) + eps) + wd * p; p -= eta * clip(|p|) / |r| * r."""
+    m, v, eps = state["mean"], state["var"], hp["eps"]
+    _moments(p, g, m, v, hp)
+    c1, c2 = np.float32(1), np.float32(1)
+    if hp["bias_correction"]:
+        c1 = _f32(1 - float(hp["beta1"]) ** t)
+        c2 = _f32(1 - float(hp["beta2"]) ** t)
+    r = (m / c1) / (xp.sqrt(v / c2) + eps) + hp["weight_decay_rate"] * p
+    r_norm = xp.sqrt(xp.sum(r * r, dtype=xp.float32))
+    p_norm = xp.sqrt(xp.sum(p * p, dtype=xp.float32))
+    p_norm = min(max(p_norm, hp["gamma_l"]), hp["gamma_u"])
+    local_lr = p_norm / r_norm if r_norm > eps else np.float32(1)
+    p[...] = p - hp["eta"] * _f32(local_lr) * r
+
+
+def lion(xp, p, g, state, t, hp):
+    """Lion: p -= lr * (sign(lerp(g, m, beta1)) + wd * p); m = lerp(g, m, beta2)."""
+    m = state["m"]
+    u = xp.sign(g + hp["beta1"] * (m - g))
+    m[...] = g + hp["beta2"] * (m - g)
+    p[...] = p - hp["lr"] * (u + hp["weight_decay_rate"] * p)
+
+
+RULES = {
+    "Sgd": Rule(sgd),
+    "SgdW": Rule(sgdw, ("m",)),
+    "Momentum": Rule(momentum, ("m",)),
+    "Lars": Rule(lars, ("v",)),
+    "Nesterov": Rule(nesterov, ("m",)),
+    "Adadelta": Rule(adadelta, ("e_sqr_grad", "e_sqr_delta")),
+    "Adagrad": Rule(adagrad, ("v",)),
+    "AdaBelief": Rule(adabelief, ("mean", "var"), (("s_max", "amsgrad"),)),
+    "RMSprop": Rule(rmsprop, ("v",)),
+    "RMSpropGraves": Rule(rmsprop_graves, ("n", "g", "d")),
+    "Adam": Rule(adam, ("mean", "var")),
+    "AdamW": Rule(adamw, ("mean", "var")),
+    "AdaBound": Rule(adabound, ("mean", "var")),
+    "Adamax": Rule(adamax, ("m", "u")),
+    "AMSGRAD": Rule(amsgrad, ("m", "v", "v_hat")),
+    "AMSBound": Rule(amsbound, ("m", "v", "v_hat")),
+    "Lamb": Rule(lamb, ("mean", "var")),
+    "Lion": Rule(lion, ("m",)),
+}
+"""The CPU backend's solver rules, keyed by nnabla's solver type name."""
