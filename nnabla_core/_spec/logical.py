@@ -13,6 +13,7 @@ from .base import Arg, FunctionSpec, Input, Needs, Output
 CATEGORY = "Logical"
 Y = (Output("y"),)
 X0 = (Input("x0"),)
+VAL = Arg("val", "float", 1)
 
 
 def _binary(name, snake, doc):
@@ -20,7 +21,7 @@ def _binary(name, snake, doc):
                         shapes.broadcast2, doc=doc, differentiable=False)
 
 
-def _scalar(name, snake, doc, val=Arg("val", "float", 1)):
+def _scalar(name, snake, doc, val=VAL):
     return FunctionSpec(name, snake, CATEGORY, X0, (val,), Y, shapes.same, doc=doc,
                         differentiable=False)
 

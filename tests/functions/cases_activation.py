@@ -1,9 +1,9 @@
 """Cases of the activation functions, with plain numpy references."""
 import numpy as np
-
 from case import Case, Fixed, Normal
 
 S = (2, 3, 4)
+NORMAL = Normal(S)
 # Kink-free inputs: |x| >= 0.05 and away from the clipping points of ReLU6 / hard functions.
 _KINKS = Fixed(np.array([[-7.0, -3.1, -2.2, -1.3, -0.45, -0.05],
                          [0.05, 0.7, 0.95, 1.4, 2.2, 3.0],
@@ -45,7 +45,7 @@ def prelu(x, w, base_axis=1):
     return np.where(x >= 0, x, slope * x)
 
 
-def _unary(name, ref, gen=Normal(S), **kw):
+def _unary(name, ref, gen=NORMAL, **kw):
     return Case(name, [gen], ref=lambda x, **a: ref(x, **a), **kw)
 
 

@@ -2,14 +2,14 @@
 import math
 
 import numpy as np
-
 from case import Case, Fixed, Normal, Positive, Uniform
 
 S = (2, 3, 4)
+NORMAL = Normal(S)
 _erf = np.vectorize(math.erf)
 
 
-def _unary(name, ref, gen=Normal(S), **kw):
+def _unary(name, ref, gen=NORMAL, **kw):
     return Case(name, [gen], ref=lambda x: ref(x), **kw)
 
 
