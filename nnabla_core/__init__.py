@@ -1,1 +1,39 @@
-"""nnabla: the core package (contexts, arrays, graph, functions interface)."""
+"""nnabla: Neural Network Libraries, drop-in compatible core.
+
+The core defines contexts, arrays, the function interfaces, the computation
+graph, parameters and the solver interface; kernels come from plugins
+(``nnabla_ext.cpu`` and any installed third-party backend), discovered through
+the ``nnabla.plugins`` entry points when this package is imported.
+"""
+from __future__ import annotations
+
+__version__ = "1.39.0"
+__core_version__ = "0.1.0"
+
+from . import plugins  # noqa: E402
+from .logger import logger  # noqa: E402,F401
+
+plugins.REGISTRY.discover()
+
+from ._graph import forward as _forward  # noqa: E402
+from ._nd_array import NdArray  # noqa: E402,F401
+from ._variable import Variable  # noqa: E402,F401
+from .auto_forward import auto_forward, get_auto_forward, set_auto_forward  # noqa: E402,F401
+from .context import (Context, context_scope, get_current_context,  # noqa: E402,F401
+                      set_default_context)
+from .parameter import (clear_parameters, get_current_parameter_scope,  # noqa: E402,F401
+                        get_parameters, load_parameters, no_grad, parameter_scope,
+                        save_parameters)
+from .random import seed  # noqa: E402,F401
+from ._runtime_flags import prefer_cached_array, set_global_recompute  # noqa: E402,F401
+from ._grad import grad  # noqa: E402,F401
+
+
+def forward_all(variables, clear_buffer=False, clear_no_need_grad=False,
+                function_pre_hook=None, function_post_hook=None):
+    """Run forward up to every variable of ``variables`` in one pass.
+
+    ``variables`` themselves (and the leaves) are never cleared by ``clear_buffer``.
+    """
+    _forward([v._node for v in variables], clear_buffer, clear_no_need_grad,
+             function_pre_hook, function_post_hook)

@@ -1,0 +1,384 @@
+"""The graph engine: linking, execution plans, forward and backward passes.
+
+A plan (the functions reachable from the roots, in topological order) is
+cached per root and invalidated by a global graph version, which every
+structural change bumps. Gradient accumulation follows nnabla: leaves (no
+parent) accumulate across backward calls; an intermediate variable's first
+contribution in a pass overwrites, later ones in the same pass add.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ._array import F32
+
+VERSION = [0]
+_plans = weakref.WeakKeyDictionary()    # root node -> (version, Plan)
+
+
+def bump():
+    VERSION[0] += 1
+
+
+def link(f, in_nodes, out_nodes):
+    ref = weakref.ref(f)
+    for n in in_nodes:
+        if n is not None:
+            n.refs.append(ref)
+    for n in out_nodes:
+        n.parent = f
+    VERSION[0] += 1
+
+
+def mark_auto(f, in_nodes, out_nodes, need_grad):
+    """Record which data a later backward needs, so handles can release the rest."""
+    spec = f.spec
+    if need_grad:
+        for i in spec.needed_inputs(len(in_nodes)):
+            n = in_nodes[i]
+            if n is not None:
+                n.needed = True
+        for o in spec.needed_outputs(len(out_nodes)):
+            out_nodes[o].needed = True
+    for n in out_nodes:
+        n.auto = True
+
+
+# -- topology ------------------------------------------------------------------------------
+def topological_functions(roots):
+    """Functions reachable from ``roots`` (nodes), every function after its inputs' parents."""
+    order, seen = [], set()
+    for root in roots:
+        f = root.parent
+        if f is None or id(f) in seen:
+            continue
+        seen.add(id(f))
+        stack = [(f, iter(f.in_nodes))]
+        while stack:
+            g, it = stack[-1]
+            for n in it:
+                if n is not None:
+                    p = n.parent
+                    if p is not None and id(p) not in seen:
+                        seen.add(id(p))
+                        stack.append((p, iter(p.in_nodes)))
+                        break
+            else:
+                stack.pop()
+                order.append(g)
+    return order
+
+
+class Plan:
+    """Functions in topological order plus lazily computed buffer-release schedules."""
+
+    def __init__(self, roots, functions):
+        self.roots = roots
+        self.functions = functions
+        self.releases = {}
+
+    def release_schedule(self, mode):
+        sched = self.releases.get(mode)
+        if sched is None:
+            sched = self.releases[mode] = _release_schedule(self, mode)
+        return sched
+
+
+def get_plan(roots):
+    key = roots[0] if len(roots) == 1 else None
+    if key is not None:
+        cached = _plans.get(key)
+        if cached is not None and cached[0] == VERSION[0]:
+            return cached[1]
+    functions = topological_functions(roots)
+    for f in functions:
+        _check_shapes(f)
+    plan = Plan(list(roots), functions)
+    if key is not None:
+        _plans[key] = (VERSION[0], plan)
+    return plan
+
+
+def _check_shapes(f):
+    """Re-run shape inference when an input was resized since the function was created."""
+    shapes = [None if n is None else n.data.shape for n in f.in_nodes]
+    if f.python or shapes == list(f.kernel.in_shapes):
+        return
+    from ._spec.binding import infer
+    args, out_shapes = infer(f.spec, shapes, dict(f._args))
+    f.kernel = f.binding.kernel(f.spec, args, shapes, out_shapes)
+    for ref, shape in zip(f.out_refs, out_shapes):
+        node = ref()
+        if node is not None and node.data.shape != shape:
+            node.data.reshape(shape)
+            node.grad.reshape(shape)
+
+
+def effective_need_grad(functions):
+    """need_grad of every node of the plan, propagated from the leaves (by node id)."""
+    eff = {}
+    for f in functions:
+        any_in = False
+        for n in f.in_nodes:
+            if n is None:
+                continue
+            if n.parent is None:
+                e = n.need_grad
+            else:
+                e = eff.get(id(n), n.need_grad)
+            any_in = any_in or e
+        any_in = any_in and f.spec.differentiable if not f.python else any_in
+        for ref in f.out_refs:
+            n = ref()
+            if n is not None:
+                eff[id(n)] = any_in and not n.stop
+    return eff
+
+
+def _release_schedule(plan, mode):
+    """For each step, the nodes whose data may be released after it (forward pass)."""
+    roots = {id(r) for r in plan.roots}
+    last = {}
+    for i, f in enumerate(plan.functions):
+        for n in f.in_nodes:
+            if n is not None:
+                last[id(n)] = (i, n)
+    needed = set()
+    if mode == "no_need_grad":
+        eff = effective_need_grad(plan.functions)
+        for f in plan.functions:
+            if not any(eff.get(id(n), n.need_grad if n.parent is None else False)
+                       for n in f.in_nodes if n is not None):
+                continue
+            for i in f.spec.needed_inputs(len(f.in_nodes)) if not f.python else ():
+                if f.in_nodes[i] is not None:
+                    needed.add(id(f.in_nodes[i]))
+            for o in f.spec.needed_outputs(len(f.out_refs)) if not f.python else ():
+                needed.add(id(f.out_refs[o]()))
+    sched = [[] for _ in plan.functions]
+    for key, (i, n) in last.items():
+        if n.parent is None or n.persistent or key in roots or key in needed:
+            continue
+        sched[i].append(n)
+    return sched
+
+
+# -- forward -------------------------------------------------------------------------------
+def forward(roots, clear_buffer=False, clear_no_need_grad=False, pre_hook=None, post_hook=None):
+    plan = get_plan(roots)
+    functions = plan.functions
+    sched = None
+    if clear_buffer:
+        sched = plan.release_schedule("all")
+    elif clear_no_need_grad:
+        sched = plan.release_schedule("no_need_grad")
+    if sched is None and pre_hook is None and post_hook is None:
+        for f in functions:
+            if f.python:
+                _python_forward(f)
+            else:
+                f.run_forward()
+        return
+    for i, f in enumerate(functions):
+        if pre_hook is not None:
+            pre_hook(f)
+        if f.python:
+            _python_forward(f)
+        else:
+            f.run_forward()
+        if post_hook is not None:
+            post_hook(f)
+        if sched is not None:
+            for n in sched[i]:
+                n.data.clear()
+
+
+def _python_forward(f):
+    from ._python_function import run_forward
+    run_forward(f)
+
+
+# -- backward ------------------------------------------------------------------------------
+class _Pass:
+    """State of one backward pass: which intermediate grads were written."""
+
+    __slots__ = ("root", "seed", "written")
+
+    def __init__(self, root, seed):
+        self.root = root
+        self.seed = seed
+        self.written = set()
+
+
+def _seed(root, grad):
+    if grad is None:
+        return root.grad.get(F32, "cpu")
+    from ._nd_array import NdArray
+    if isinstance(grad, NdArray):
+        arr = grad._array.get(F32, "cpu")
+    else:
+        arr = np.asarray(grad, dtype=np.float32)
+    if arr.shape != root.data.shape:
+        try:
+            arr = np.broadcast_to(arr, root.data.shape)
+        except ValueError:
+            raise ValueError(f"Variable.backward: argument 'grad' has shape {arr.shape}; "
+                             f"expected {root.data.shape}") from None
+    return arr
+
+
+def backward(root, grad=1, clear_buffer=False, communicator_callbacks=None,
+             pre_hook=None, post_hook=None):
+    functions = get_plan([root]).functions
+    if not functions:
+        return
+    eff = effective_need_grad(functions)
+    state = _Pass(root, _seed(root, grad))
+    callbacks = _as_list(communicator_callbacks)
+    for f in reversed(functions):
+        pd = [False if n is None else (eff.get(id(n), False) if n.parent is not None
+                                       else n.need_grad) for n in f.in_nodes]
+        if not any(pd):
+            continue
+        if pre_hook is not None:
+            pre_hook(f)
+        if f.python:
+            from ._python_function import run_backward
+            run_backward(f, pd, state)
+        else:
+            _run_backward(f, pd, state)
+        if post_hook is not None:
+            post_hook(f)
+        for cb in callbacks:
+            if hasattr(cb, "on_finish_function_backward"):
+                cb.on_finish_function_backward(f)
+        if clear_buffer:
+            _release_after_backward(f, root)
+    for cb in callbacks:
+        if hasattr(cb, "on_finish_backward"):
+            cb.on_finish_backward()
+
+
+def _as_list(callbacks):
+    if callbacks is None:
+        return []
+    return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+
+
+def _read_data(f, node, what):
+    arr = node.data
+    if not arr.heads and arr.fill_value is None and arr.clear_called:
+        raise RuntimeError(f"{f.spec.api_name}: the backward pass needs the data of its {what}, "
+                           "which was cleared (forward(clear_buffer=True) or "
+                           "persistent=False); run forward with clear_no_need_grad=True instead")
+    return arr.get(F32, f.family)
+
+
+def output_grad(state, node, family):
+    if node is state.root:
+        return state.seed
+    if id(node) in state.written:
+        return node.grad.get(F32, family)
+    return None
+
+
+def _run_backward(f, pd, state):
+    spec, fam = f.spec, f.family
+    n_in, n_out = len(f.in_nodes), len(f.out_refs)
+    xs = [None] * n_in
+    for i in spec.needed_inputs(n_in):
+        n = f.in_nodes[i]
+        if n is not None:
+            xs[i] = _read_data(f, n, f"input {i}")
+    outs = [r() for r in f.out_refs]
+    ys = [None] * n_out
+    for o in spec.needed_outputs(n_out):
+        if outs[o] is not None:
+            ys[o] = _read_data(f, outs[o], f"output {o}")
+    dys = []
+    for o, n in enumerate(outs):
+        g = None if n is None else output_grad(state, n, fam)
+        if g is None:
+            g = np.zeros(f.kernel.out_shapes[o], np.float32)
+        dys.append(g)
+    grads = f.kernel.backward(xs, ys, dys, pd)
+    for i, g in enumerate(grads):
+        if g is not None and pd[i]:
+            store_grad(state, f.in_nodes[i], g, f, dys)
+
+
+def store_grad(state, node, g, f, dys):
+    """Write ``g`` into ``node.grad``: add for leaves and repeated writes, else overwrite."""
+    dtype = f.grad_dtype
+    grad = node.grad
+    if g.__class__ is not np.ndarray and f.family == "cpu":
+        g = np.asarray(g)
+    if g.shape != grad.shape:
+        g = g.reshape(grad.shape)
+    accumulate = node.parent is None or id(node) in state.written
+    if accumulate and (grad.heads or grad.fill_value not in (None, 0)):
+        new = grad.get(F32, f.family) + g
+    else:
+        # The kernel may have returned one of its inputs (e.g. dy itself): never share it.
+        new = g.copy() if (g.base is not None or any(g is d for d in dys)) else g
+    if new.dtype != dtype:
+        new = new.astype(dtype)
+    grad.set(new, f.family)
+    state.written.add(id(node))
+
+
+def _release_after_backward(f, root):
+    for ref in f.out_refs:
+        n = ref()
+        if n is None or n is root or n.persistent:
+            continue
+        n.grad.release()
+        n.data.release()
+
+
+# -- structure edits -----------------------------------------------------------------------
+def set_parent(node, func):
+    if func is None:
+        node.parent = None
+    else:
+        func.out_refs.append(weakref.ref(node))
+        node.parent = func
+    bump()
+
+
+def rewire_on(node, var_node):
+    """``node`` takes ``var_node``'s data and parent; ``var_node`` loses its parent."""
+    parent = var_node.parent
+    node.data = var_node.data
+    node.grad = var_node.grad
+    node.parent = parent
+    if parent is not None:
+        parent.out_refs = [weakref.ref(node) if r() is var_node else r for r in parent.out_refs]
+    var_node.parent = None
+    bump()
+
+
+def clear_all_graph_links(node):
+    for f in topological_functions([node]):
+        for ref in f.out_refs:
+            n = ref()
+            if n is not None:
+                n.parent = None
+    node.parent = None
+    bump()
+
+
+def no_grad_copy(var):
+    """Copy of the graph behind ``var`` where every leaf has need_grad False."""
+    for f in topological_functions([var._node]):
+        for n in f.in_nodes:
+            if n is not None and n.parent is None:
+                n.need_grad = False
+        for ref in f.out_refs:
+            n = ref()
+            if n is not None:
+                n.need_grad = False
+    bump()
+    return var

@@ -1,0 +1,194 @@
+"""NdArray: the user-facing array, a thin view of a :class:`SyncedArray`."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._array import F32, SyncedArray
+
+
+def _as_dtype(dtype):
+    return np.dtype(dtype)
+
+
+class NdArray:
+    """A device-agnostic n-d array.
+
+    Arithmetic operators run functions immediately and return new ``NdArray``s;
+    in-place operators (``+=`` ...) write into this array.
+
+    Args:
+        shape (tuple of int): shape of the array. Contents read as zeros until set.
+    """
+
+    __slots__ = ("_array", "__weakref__")
+
+    def __init__(self, shape=()):
+        if isinstance(shape, numbers.Integral):
+            shape = (int(shape),)
+        shape = tuple(int(s) for s in shape)
+        if any(s < 0 for s in shape):
+            raise ValueError(f"nn.NdArray: argument 'shape' has a negative size: {shape}")
+        self._array = SyncedArray(shape)
+
+    @classmethod
+    def _wrap(cls, synced):
+        obj = cls.__new__(cls)
+        obj._array = synced
+        return obj
+
+    @staticmethod
+    def from_numpy_array(nparr):
+        """Create an NdArray holding a copy of ``nparr``."""
+        nparr = np.asarray(nparr)
+        a = NdArray(nparr.shape)
+        a.data = nparr
+        return a
+
+    # -- properties -----------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._array.shape
+
+    @property
+    def ndim(self):
+        return len(self._array.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self._array.shape, dtype=np.int64))
+
+    @property
+    def dtype(self):
+        return self._array.dtype.type
+
+    @property
+    def strides(self):
+        strides, acc = [], 1
+        for s in reversed(self.shape):
+            strides.append(acc)
+            acc *= s
+        return tuple(reversed(strides))
+
+    def size_from_axis(self, axis=-1):
+        """Product of the sizes from ``axis`` on (``-1`` means the whole array)."""
+        if axis < 0:
+            axis = 0
+        return int(np.prod(self.shape[axis:], dtype=np.int64))
+
+    @property
+    def modification_count(self):
+        return self._array.modification_count
+
+    @property
+    def clear_called(self):
+        return self._array.clear_called
+
+    # -- data access ----------------------------------------------------------------------
+    @property
+    def data(self):
+        """The values as a numpy array (a reference, not a copy)."""
+        a = self._array
+        return a.cast(a.dtype, "cpu")
+
+    @data.setter
+    def data(self, value):
+        a = self._array
+        if isinstance(value, (numbers.Number, np.number)) and not isinstance(value, bool):
+            a.fill(value)
+            return
+        if isinstance(value, NdArray):
+            value = value.data
+        value = np.asarray(value)
+        if value.shape != a.shape and value.size != int(np.prod(a.shape)):
+            raise ValueError(f"NdArray.data: cannot assign an array of shape {value.shape} "
+                             f"to an array of shape {a.shape}")
+        if value.dtype != a.dtype and value.dtype != np.bool_:
+            a.dtype = value.dtype
+        a.cast(a.dtype, "cpu")[...] = value.reshape(a.shape)
+
+    def get_data(self, mode="rw", dtype=None):
+        """The values as numpy; ``mode`` 'r', 'w' or 'rw'; ``dtype`` forces a type."""
+        if mode not in ("r", "w", "rw"):
+            raise ValueError(f"NdArray.get_data: argument 'mode' is {mode!r}; "
+                             "expected 'r', 'w' or 'rw'")
+        a = self._array
+        dtype = a.dtype if dtype is None else _as_dtype(dtype)
+        if mode == "r":
+            return a.get(dtype, "cpu")
+        return a.cast(dtype, "cpu")
+
+    def cast(self, dtype, ctx=None):
+        """Cast in place to ``dtype``; returns the numpy array when ``ctx`` is None."""
+        a = self._array
+        a.dtype = _as_dtype(dtype)
+        if ctx is None:
+            return a.cast(a.dtype, "cpu")
+        from .plugins.resolve import family_of_context
+        a.cast(a.dtype, family_of_context(ctx))
+        return None
+
+    def data_ptr(self, dtype, ctx=None):
+        arr = self.cast(dtype) if ctx is None else self._array.get(_as_dtype(dtype), "cpu")
+        return arr.ctypes.data
+
+    def zero(self):
+        """Fill with zeros lazily."""
+        self._array.zero()
+
+    def fill(self, value):
+        """Fill with ``value`` lazily (the array is created when first used)."""
+        self._array.fill(value)
+
+    def clear(self):
+        """Release the memory; ``clear_called`` becomes True."""
+        self._array.clear()
+
+    def copy_from(self, arr, use_current_context=True):
+        """Copy values of ``arr`` (same shape) into this array; returns self."""
+        if not isinstance(arr, NdArray):
+            raise TypeError(f"NdArray.copy_from: argument 'arr' is of type "
+                            f"{type(arr).__name__}; expected NdArray")
+        if arr.shape != self.shape:
+            raise ValueError(f"NdArray.copy_from: argument 'arr' has shape {arr.shape}; "
+                             f"expected {self.shape}")
+        a = self._array
+        a.cast(a.dtype, "cpu")[...] = arr._array.get(a.dtype, "cpu")
+        return self
+
+    # -- python protocol ------------------------------------------------------------------
+    def __repr__(self):
+        return f"<NdArray({self.shape}) at {hex(id(self))}>"
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __eq__(self, other):
+        return self is other or (isinstance(other, NdArray) and other._array is self._array)
+
+    def __hash__(self):
+        return id(self._array)
+
+    def __getitem__(self, key):
+        from ._adapters.array import getitem
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        if isinstance(value, NdArray):
+            value = value.data
+        self.data[key] = value
+
+    def reshape(self, shape):
+        """A new NdArray of ``shape`` sharing nothing with this one (values copied)."""
+        out = NdArray(shape)
+        out.data = self.data.reshape(shape)
+        return out
+
+
+def _install_operators(cls):
+    from . import _operators
+    _operators.install(cls, inplace=cls is NdArray)
+
+
+_install_operators(NdArray)

@@ -1,0 +1,107 @@
+"""Arithmetic operators of Variable and NdArray, mapped to nnabla's functions.
+
+The mapping follows nnabla exactly: ``x - 1`` is AddScalar(-1), ``x / 2`` is
+MulScalar(0.5), ``-x`` is MulScalar(-1) and ``+x`` returns ``x``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def _is_scalar(v):
+    return isinstance(v, (numbers.Number, np.number)) and not isinstance(v, (bool, np.bool_))
+
+
+def _call(name, *inputs, **args):
+    from ._graph_api import call_function
+    return call_function(name, *inputs, **args)
+
+
+def _arrayish(cls, v):
+    from ._nd_array import NdArray
+    from ._variable import Variable
+    return isinstance(v, (NdArray, Variable))
+
+
+def _binary(scalar_name, scalar_of, array_name, reflected_scalar=None):
+    def op(self, other):
+        if _is_scalar(other):
+            return _call(scalar_name, self, val=scalar_of(other))
+        if _arrayish(type(self), other):
+            return _call(array_name, self, other)
+        return NotImplemented
+
+    def rop(self, other):
+        if _is_scalar(other):
+            name, val = reflected_scalar(other)
+            return _call(name, self, val=val)
+        if _arrayish(type(self), other):
+            return _call(array_name, other, self)
+        return NotImplemented
+    return op, rop
+
+
+_add, _radd = _binary("AddScalar", float, "Add2", lambda v: ("AddScalar", float(v)))
+_sub, _rsub = _binary("AddScalar", lambda v: -float(v), "Sub2",
+                      lambda v: ("RSubScalar", float(v)))
+_mul, _rmul = _binary("MulScalar", float, "Mul2", lambda v: ("MulScalar", float(v)))
+_div, _rdiv = _binary("MulScalar", lambda v: 1.0 / float(v), "Div2",
+                      lambda v: ("RDivScalar", float(v)))
+_pow, _rpow = _binary("PowScalar", float, "Pow2", lambda v: ("RPowScalar", float(v)))
+
+
+def _neg(self):
+    return _call("MulScalar", self, val=-1.0)
+
+
+def _pos(self):
+    return self
+
+
+def _abs(self):
+    return _call("Abs", self)
+
+
+def _matmul(self, other):
+    return _call("BatchMatmul", self, other) if len(self.shape) > 2 else _call(
+        "Affine", self, other)
+
+
+def _compare(array_name, scalar_name):
+    def op(self, other):
+        if _is_scalar(other):
+            return _call(scalar_name, self, val=float(other))
+        return _call(array_name, self, other)
+    return op
+
+
+def _inplace(op):
+    def iop(self, other):
+        result = op(self, other)
+        if result is NotImplemented:
+            return result
+        self._array.set(result._array.get(self._array.dtype, "cpu"))
+        return self
+    return iop
+
+
+def install(cls, inplace):
+    table = {
+        "__add__": _add, "__radd__": _radd, "__sub__": _sub, "__rsub__": _rsub,
+        "__mul__": _mul, "__rmul__": _rmul, "__truediv__": _div, "__rtruediv__": _rdiv,
+        "__pow__": _pow, "__rpow__": _rpow, "__neg__": _neg, "__pos__": _pos,
+        "__abs__": _abs, "__matmul__": _matmul,
+        "__lt__": _compare("Less", "LessScalar"),
+        "__le__": _compare("LessEqual", "LessEqualScalar"),
+        "__gt__": _compare("Greater", "GreaterScalar"),
+        "__ge__": _compare("GreaterEqual", "GreaterEqualScalar"),
+    }
+    if inplace:
+        table.update({"__iadd__": _inplace(_add), "__isub__": _inplace(_sub),
+                      "__imul__": _inplace(_mul), "__itruediv__": _inplace(_div),
+                      "__ipow__": _inplace(_pow)})
+    for name, fn in table.items():
+        setattr(cls, name, fn)
+    cls.__array_priority__ = 1000   # numpy defers `ndarray op Variable` to us

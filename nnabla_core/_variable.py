@@ -1,0 +1,348 @@
+"""Variable: the user-facing handle of a graph node.
+
+The graph keeps :class:`VarNode` objects; a :class:`Variable` wraps one. When
+the last Python handle of a node created in auto-forward mode goes away and no
+backward pass needs the node's data, the data is released at once (nnabla
+v1.32's auto-forward memory behaviour).
+"""
+from __future__ import annotations
+
+import numbers
+import weakref
+
+import numpy as np
+
+from ._array import F32, SyncedArray
+from ._nd_array import NdArray, _install_operators
+
+
+class VarNode:
+    """A node of the computation graph: data, grad, flags and the parent function."""
+
+    __slots__ = ("data", "grad", "parent", "need_grad", "persistent", "recompute", "name",
+                 "owner", "needed", "auto", "refs", "stop", "__weakref__")
+
+    def __init__(self, shape, need_grad=False, dtype=F32):
+        self.data = SyncedArray(shape, dtype)
+        self.grad = SyncedArray(shape, dtype)
+        self.parent = None
+        self.need_grad = need_grad
+        self.persistent = False
+        self.recompute = False
+        self.name = ""
+        self.owner = None
+        self.needed = False      # some backward pass reads this node's data
+        self.auto = False        # created in auto-forward mode (released with its handle)
+        self.refs = []           # weak references to functions consuming this node
+        self.stop = False        # the user set need_grad=False on this intermediate node
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+
+def variable_of(node):
+    """The (unique while alive) Variable handle of ``node``."""
+    ref = node.owner
+    if ref is not None:
+        v = ref()
+        if v is not None:
+            return v
+    v = Variable.__new__(Variable)
+    v._node = node
+    node.owner = weakref.ref(v)
+    return v
+
+
+def _shape_arg(shape, api):
+    if isinstance(shape, numbers.Integral):
+        return (int(shape),)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{api}: argument 'shape' must be a sequence of ints; "
+                        f"given {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{api}: argument 'shape' has a negative size: {shape}")
+    return shape
+
+
+class Variable:
+    """A node of a computation graph holding data and gradient.
+
+    Args:
+        shape (tuple of int): shape of the variable.
+        need_grad (bool): whether gradients flow into this variable.
+    """
+
+    __slots__ = ("_node", "__weakref__")
+
+    def __init__(self, shape=(), need_grad=False):
+        node = self._node = VarNode(_shape_arg(shape, "nn.Variable"), bool(need_grad))
+        node.owner = weakref.ref(self)
+
+    def __del__(self):
+        node = self._node
+        if node.auto and not node.needed and not node.persistent and node.parent is not None:
+            node.data.release()
+
+    @staticmethod
+    def from_numpy_array(data, grad=None, need_grad=None):
+        """A Variable holding a copy of ``data`` (and ``grad`` if given)."""
+        data = np.asarray(data)
+        v = Variable(data.shape, need_grad=bool(need_grad))
+        v.d = data
+        if grad is not None:
+            v.g = np.asarray(grad)
+        return v
+
+    # -- data and grad --------------------------------------------------------------------
+    @property
+    def data(self):
+        return NdArray._wrap(self._node.data)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, NdArray):
+            raise TypeError(f"Variable.data: expected NdArray; given {type(value).__name__}")
+        if value.shape != self.shape:
+            raise ValueError(f"Variable.data: NdArray of shape {value.shape} does not match "
+                             f"the variable's shape {self.shape}")
+        self._node.data = value._array
+
+    @property
+    def grad(self):
+        return NdArray._wrap(self._node.grad)
+
+    @grad.setter
+    def grad(self, value):
+        if not isinstance(value, NdArray):
+            raise TypeError(f"Variable.grad: expected NdArray; given {type(value).__name__}")
+        if value.shape != self.shape:
+            raise ValueError(f"Variable.grad: NdArray of shape {value.shape} does not match "
+                             f"the variable's shape {self.shape}")
+        self._node.grad = value._array
+
+    @property
+    def d(self):
+        """The data as a numpy array (a reference: writing into it changes the variable)."""
+        a = self._node.data
+        return a.cast(a.dtype, "cpu")
+
+    @d.setter
+    def d(self, value):
+        NdArray._wrap(self._node.data).data = value
+
+    @property
+    def g(self):
+        """The gradient as a numpy array (a reference)."""
+        a = self._node.grad
+        return a.cast(a.dtype, "cpu")
+
+    @g.setter
+    def g(self, value):
+        NdArray._wrap(self._node.grad).data = value
+
+    # -- shape ----------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._node.data.shape
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def size_from_axis(self, axis=-1):
+        return NdArray._wrap(self._node.data).size_from_axis(axis)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def reset_shape(self, shape, force=False):
+        """Resize in place; without ``force`` the size must stay the same."""
+        shape = _shape_arg(shape, "Variable.reset_shape")
+        node = self._node
+        if not force and int(np.prod(shape)) != int(np.prod(node.data.shape)):
+            raise ValueError(f"Variable.reset_shape: size of {shape} differs from the size of "
+                             f"{node.data.shape}; pass force=True to resize")
+        if force and int(np.prod(shape)) != int(np.prod(node.data.shape)):
+            node.data = SyncedArray(shape, node.data.dtype)
+            node.grad = SyncedArray(shape, node.grad.dtype)
+        else:
+            node.data.reshape(shape)
+            node.grad.reshape(shape)
+
+    def reshape(self, shape, unlink=False):
+        """A variable of ``shape`` sharing this one's data (and grad); linked unless ``unlink``."""
+        shape = tuple(shape)
+        if unlink:
+            v = Variable(self.shape, need_grad=self.need_grad)
+            v._node.data, v._node.grad = self._node.data, self._node.grad
+            v.reset_shape(shape)
+            return v
+        from ._graph_api import call_function
+        return call_function("Reshape", self, shape=shape, inplace=True)
+
+    # -- flags ----------------------------------------------------------------------------
+    @property
+    def need_grad(self):
+        return self._node.need_grad
+
+    @need_grad.setter
+    def need_grad(self, value):
+        from . import _graph
+        node = self._node
+        node.need_grad = bool(value)
+        if node.parent is not None:
+            node.stop = not value
+        _graph.bump()
+
+    @property
+    def persistent(self):
+        return self._node.persistent
+
+    @persistent.setter
+    def persistent(self, value):
+        self._node.persistent = bool(value)
+
+    @property
+    def recompute(self):
+        return self._node.recompute
+
+    @recompute.setter
+    def recompute(self, value):
+        self._node.recompute = bool(value)
+
+    @property
+    def name(self):
+        return self._node.name
+
+    @name.setter
+    def name(self, value):
+        self._node.name = str(value)
+
+    def apply(self, **kwargs):
+        """Set properties (e.g. ``persistent=True``), then return self."""
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+        return self
+
+    # -- graph ----------------------------------------------------------------------------
+    @property
+    def parent(self):
+        return self._node.parent
+
+    @parent.setter
+    def parent(self, func):
+        from . import _graph
+        _graph.set_parent(self._node, func)
+
+    @property
+    def function_references(self):
+        """Functions that take this variable as an input."""
+        refs = [r() for r in self._node.refs]
+        return [f for f in refs if f is not None]
+
+    def forward(self, clear_buffer=False, clear_no_need_grad=False,
+                function_pre_hook=None, function_post_hook=None):
+        """Run the graph up to this variable (see ``nnabla.forward_all``)."""
+        from . import _graph
+        _graph.forward([self._node], clear_buffer, clear_no_need_grad,
+                       function_pre_hook, function_post_hook)
+
+    def backward(self, grad=1, clear_buffer=False, communicator_callbacks=None,
+                 function_pre_hook=None, function_post_hook=None):
+        """Back-propagate from this variable to the roots of its graph.
+
+        Args:
+            grad: the output gradient: a scalar (default 1), numpy array, NdArray,
+                or None to use the current ``self.g``. This variable's ``g`` is not changed.
+            clear_buffer (bool): release intermediate buffers as soon as possible.
+        """
+        from . import _graph
+        _graph.backward(self._node, grad, clear_buffer, communicator_callbacks,
+                        function_pre_hook, function_post_hook)
+
+    def get_unlinked_variable(self, need_grad=None):
+        """A new variable sharing data and grad, without a parent."""
+        v = Variable.__new__(Variable)
+        node = VarNode(self.shape, self._node.need_grad if need_grad is None else bool(need_grad))
+        node.data, node.grad = self._node.data, self._node.grad
+        node.owner = weakref.ref(v)
+        v._node = node
+        return v
+
+    def unlinked(self, need_grad=None):
+        """Deprecated: use :meth:`get_unlinked_variable`."""
+        return self.get_unlinked_variable(need_grad)
+
+    def rewire_on(self, var):
+        """Put the graph that consumes this variable on top of ``var``'s graph."""
+        from . import _graph
+        _graph.rewire_on(self._node, var._node)
+
+    def visit(self, f):
+        """Call ``f(function)`` for every function of the graph, in forward order."""
+        from . import _graph
+        for func in _graph.topological_functions([self._node]):
+            f(func)
+
+    def visit_check(self, f):
+        """Like :meth:`visit`; returns True (and stops) once ``f`` returns True."""
+        from . import _graph
+        for func in _graph.topological_functions([self._node]):
+            if f(func):
+                return True
+        return False
+
+    def clear_all_graph_links(self):
+        """Cut the graph behind this variable (truncated backprop through time)."""
+        from . import _graph
+        _graph.clear_all_graph_links(self._node)
+
+    def no_grad(self):
+        """A copy of this graph with need_grad False everywhere (static graphs)."""
+        from . import _graph
+        return _graph.no_grad_copy(self)
+
+    @property
+    def info(self):
+        return _VariableInfo(self)
+
+    # -- python protocol ------------------------------------------------------------------
+    def __repr__(self):
+        return f"<Variable({self.shape}, need_grad={self.need_grad}) at {hex(id(self))}>"
+
+    def __eq__(self, other):
+        return isinstance(other, Variable) and (
+            other._node is self._node
+            or (other._node.data is self._node.data and other._node.grad is self._node.grad))
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash((id(self._node.data), id(self._node.grad)))
+
+    def __getitem__(self, key):
+        from ._adapters.array import getitem
+        return getitem(self, key)
+
+
+class _VariableInfo:
+    def __init__(self, v):
+        self.shape = v.shape
+        self.need_grad = v.need_grad
+        self.persistent = v.persistent
+        self.name = v.name
+        self.parent = v.parent
+
+    def __repr__(self):
+        return f"VariableInfo(shape={self.shape}, need_grad={self.need_grad})"
+
+
+_install_operators(Variable)

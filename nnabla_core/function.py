@@ -1,0 +1,224 @@
+"""Function: a node of the computation graph bound to one kernel.
+
+``Function`` objects are what ``Variable.parent`` returns. ``PythonFunction``
+lets users write functions in Python (see the reference's Mul2 example).
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ._array import F16, F32, I64
+
+_ndarray = np.ndarray
+
+
+class FunctionInfo:
+    """``type_name`` and ``args`` of a function, as nnabla's ``Function.info``."""
+
+    def __init__(self, type_name, args):
+        self.type_name = type_name
+        self.args = args
+
+    def __repr__(self):
+        return f"FunctionInfo(type_name={self.type_name!r}, args={self.args!r})"
+
+
+class Function:
+    """A function instance in a graph (created by ``nnabla.functions``).
+
+    Attributes:
+        inputs (list of Variable), outputs (list of Variable), info (FunctionInfo),
+        name (str), args (dict), tags (dict).
+    """
+
+    python = False
+
+    def __init__(self, spec, args, ctx, binding, kernel, in_nodes, out_nodes):
+        self.spec = spec
+        self._args = args
+        self.ctx = ctx
+        self.binding = binding
+        self.kernel = kernel
+        self.family = binding.family
+        self.in_nodes = in_nodes
+        self.out_refs = [weakref.ref(n) for n in out_nodes]
+        self.tags = {}
+        self._name = spec.name
+        self.in_dtypes, self.out_dtypes, self.grad_dtype = dtype_plan(
+            spec, len(in_nodes), len(out_nodes), binding.type_config)
+
+    # -- the public surface ---------------------------------------------------------------
+    @property
+    def info(self):
+        return FunctionInfo(self.spec.name, dict(self._args))
+
+    @property
+    def args(self):
+        return dict(self._args)
+
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        self._name = str(value)
+
+    @property
+    def inputs(self):
+        from ._variable import variable_of
+        return [variable_of(n) for n in self.in_nodes if n is not None]
+
+    @property
+    def outputs(self):
+        from ._variable import variable_of
+        return [variable_of(n) for n in (r() for r in self.out_refs) if n is not None]
+
+    def min_outputs(self):
+        return len(self.out_refs)
+
+    def grad_depends_output_data(self, i, o):
+        return o in self.spec.needed_outputs(len(self.out_refs))
+
+    def grad_depends_input_data(self, i, j):
+        return j in self.spec.needed_inputs(len(self.in_nodes))
+
+    def inplace_data(self, i):
+        return 0
+
+    def inplace_data_with(self, i):
+        return -1
+
+    def need_setup_recompute(self, o):
+        return False
+
+    def __repr__(self):
+        return f"<Function {self.spec.name} at {hex(id(self))}>"
+
+    # -- execution (engine) ---------------------------------------------------------------
+    def run_forward(self):
+        fam = self.family
+        xs = [None if n is None else n.data.get(dt, fam)
+              for n, dt in zip(self.in_nodes, self.in_dtypes)]
+        ys = self.kernel.forward(xs)
+        for ref, y, dt in zip(self.out_refs, ys, self.out_dtypes):
+            node = ref()
+            if node is None:
+                continue
+            if y.__class__ is not _ndarray and fam == "cpu":
+                y = np.asarray(y)
+            if y.dtype != dt:
+                y = y.astype(dt)
+            if y.shape != node.data.shape:
+                y = self._fix_shape(y, node.data.shape)
+            node.data.set(y, fam)
+        if self.spec._mutated:
+            for i in self.spec._mutated:
+                node = self.in_nodes[i]
+                if node is not None and xs[i].dtype != node.data.dtype:
+                    node.data.set(xs[i].astype(node.data.dtype), fam)
+
+    def _fix_shape(self, y, shape):
+        if y.size != int(np.prod(shape)):
+            raise RuntimeError(f"{self.spec.api_name}: kernel {type(self.kernel).__name__} "
+                               f"returned shape {y.shape}; expected {shape}")
+        return y.reshape(shape)
+
+    def run_backward_kernel(self, xs, ys, dys, propagate_down):
+        return self.kernel.backward(xs, ys, dys, propagate_down)
+
+
+_dtype_plans = {}
+
+
+def dtype_plan(spec, n_inputs, n_outputs, type_config):
+    """(input compute dtypes, output storage dtypes, grad storage dtype), memoised.
+
+    Kernels compute in float32 (int64 for integer inputs); ``half`` stores
+    outputs and gradients as float16.
+    """
+    key = (spec.name, n_inputs, n_outputs, type_config)
+    plan = _dtype_plans.get(key)
+    if plan is None:
+        store = F16 if type_config == "half" else F32
+        integer = {i for i, inp in enumerate(spec.inputs) if inp.integer}
+        ins = [I64 if i in integer and not spec.variadic_input else F32 for i in range(n_inputs)]
+        outs = []
+        for i in range(n_outputs):
+            out = spec.outputs[min(i, len(spec.outputs) - 1)]
+            outs.append(np.dtype(out.dtype) if out.dtype else store)
+        plan = _dtype_plans[key] = (ins, outs, store)
+    return plan
+
+
+class PythonFunction:
+    """Base class of user-defined functions written in Python.
+
+    Subclasses implement ``name``, ``min_outputs``, ``setup_impl``,
+    ``forward_impl``, ``backward_impl``, ``grad_depends_output_data`` and
+    ``grad_depends_input_data``; calling the instance on Variables builds a
+    graph node (or runs at once under auto-forward).
+
+    Args:
+        ctx (Context): context of the forward/backward pass; default: the current one.
+    """
+
+    python = True
+
+    def __init__(self, ctx=None):
+        self._ctx = ctx
+        self.tags = {}
+
+    @property
+    def ctx(self):
+        from .context import get_current_context
+        return self._ctx if self._ctx is not None else get_current_context()
+
+    @property
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def info(self):
+        return FunctionInfo(self.name, self.args)
+
+    @property
+    def args(self):
+        return {}
+
+    def min_outputs(self):
+        return 1
+
+    def setup_impl(self, inputs, outputs):
+        raise NotImplementedError
+
+    def forward_impl(self, inputs, outputs):
+        raise NotImplementedError
+
+    def backward_impl(self, inputs, outputs, propagate_down, accum):
+        raise NotImplementedError
+
+    def grad_depends_output_data(self, i, o):
+        return True
+
+    def grad_depends_input_data(self, i, j):
+        return True
+
+    def __call__(self, *inputs, n_outputs=-1, auto_forward=None, outputs=None):
+        from . import _python_function
+        return _python_function.call(self, inputs, n_outputs, outputs)
+
+    @property
+    def inputs(self):
+        from ._variable import variable_of
+        return [variable_of(n) for n in self.in_nodes]
+
+    @property
+    def outputs(self):
+        from ._variable import variable_of
+        return [variable_of(n) for n in (r() for r in self.out_refs) if n is not None]
+
+    def __repr__(self):
+        return f"<PythonFunction {self.name} at {hex(id(self))}>"

@@ -1,0 +1,32 @@
+"""``nnabla.functions``: every function of the spec table, plus Python-level adapters.
+
+Functions accept ``Variable`` (building a graph, or running at once under
+auto-forward) or ``NdArray`` (running at once, returning ``NdArray``).
+"""
+from __future__ import annotations
+
+import importlib as _importlib
+
+from ._function_wrappers import make_wrapper as _make_wrapper
+from ._spec import CATEGORY_MODULES as _CATEGORIES
+from ._spec import SPECS as _SPECS
+
+__all__ = []
+
+for _spec in _SPECS.values():
+    globals()[_spec.snake] = _make_wrapper(_spec)
+    __all__.append(_spec.snake)
+
+for _category in _CATEGORIES:
+    try:
+        _module = _importlib.import_module(f"nnabla._adapters.{_category}")
+    except ModuleNotFoundError as _e:
+        if _e.name != f"nnabla._adapters.{_category}":
+            raise
+        continue
+    for _name in getattr(_module, "__all__", ()):
+        globals()[_name] = getattr(_module, _name)
+        if _name not in __all__:
+            __all__.append(_name)
+
+del _spec, _category

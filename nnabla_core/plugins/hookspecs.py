@@ -1,0 +1,55 @@
+"""The plugin hook specifications: the whole contract between core and plugins.
+
+A plugin is a module named by an entry point in the group ``nnabla.plugins``;
+it implements some of these hooks with ``@nnabla.plugins.hookimpl``. The core
+calls every hook once, when the plugin is activated (on first use of one of its
+backends), and stores the results in plain dicts.
+"""
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("nnabla")
+hookimpl = pluggy.HookimplMarker("nnabla")
+
+
+@hookspec
+def nnabla_plugin_info():
+    """Required. Return ``PluginInfo(name, version, api_version)``.
+
+    Called at discovery, before anything else. A plugin whose ``api_version``
+    has another major, or a newer minor, than the core's ``PLUGIN_API_VERSION``
+    is skipped. Must be fast: import nothing heavy.
+    """
+
+
+@hookspec
+def nnabla_extensions():
+    """Return a list of ``Extension`` descriptions (backend name, array family,
+    array classes, the module offering ``context``/``get_devices``/...,
+    and the backends it builds on). Called at discovery; must be fast."""
+
+
+@hookspec
+def nnabla_array_classes():
+    """Return a list of ``ArrayFamily``: how arrays of a family convert to and from
+    numpy. Called at activation; may import the device library."""
+
+
+@hookspec
+def nnabla_kernels():
+    """Return a list of ``KernelSet(backend, type_configs, load)``; ``load`` is
+    ``'module:attr'`` naming a dict ``{function type name: kernel class}``.
+    Called at activation; the table module is imported then."""
+
+
+@hookspec
+def nnabla_solver_kernels():
+    """Return a list of ``SolverKernelSet(backend, load)``; ``load`` names a dict
+    ``{solver type name: update rule}``. Called at activation."""
+
+
+@hookspec
+def nnabla_communicators():
+    """Return a list of ``CommunicatorSet(backend, load)``; ``load`` names a dict
+    ``{communicator name: factory}``. Called at activation."""

@@ -1,0 +1,73 @@
+"""The records plugins return from their hooks (plain data)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str
+    version: str
+    api_version: tuple
+
+
+@dataclass(frozen=True)
+class Extension:
+    """A backend: ``name`` as in a context string (``'cpu'``, ``'cuda'``).
+
+    ``family`` is the array family its kernels take; ``array_classes`` the
+    array class names that live in that family (the first is the default);
+    ``module`` the import path of the extension module (``context()``,
+    ``get_devices()``, ``device_synchronize()``, ``clear_memory_cache()``);
+    ``depends`` the backends to try after it (cudnn -> cuda -> cpu).
+    """
+    name: str
+    family: str
+    array_classes: tuple
+    module: str
+    depends: tuple = ()
+
+
+@dataclass(frozen=True)
+class ArrayFamily:
+    """Arrays of one memory family. ``to_numpy`` / ``from_numpy`` convert; ``xp``
+    is the array namespace kernels of this family use."""
+    name: str
+    to_numpy: Callable
+    from_numpy: Callable
+    xp: object = None
+    zeros: Callable | None = None
+
+
+@dataclass(frozen=True)
+class KernelSet:
+    backend: str
+    type_configs: tuple
+    load: str
+
+
+@dataclass(frozen=True)
+class SolverKernelSet:
+    backend: str
+    load: str
+
+
+@dataclass(frozen=True)
+class CommunicatorSet:
+    backend: str
+    load: str
+
+
+@dataclass
+class PluginRecord:
+    """What the core knows about one plugin (shown by ``nnabla_cli plugins``)."""
+    entry_point: str
+    distribution: str = "?"
+    version: str = "?"
+    status: str = "discovered"       # discovered | active | skipped | failed
+    reason: str = ""
+    module: object = None
+    info: PluginInfo | None = None
+    extensions: list = field(default_factory=list)
+    registered: dict = field(default_factory=dict)

@@ -1,0 +1,38 @@
+"""nnabla_ext.cpu: the CPU backend of nnabla (numpy kernels with native C++ hot paths).
+
+Offers nnabla's per-extension helpers: :func:`context`, :func:`get_devices`,
+:func:`device_synchronize`, :func:`clear_memory_cache`.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+API_VERSION = (1, 0)
+
+
+def context(device_id="0", type_config="float", **kw):
+    """The context of this backend: ``backend=['cpu:<type_config>']``.
+
+    Example:
+        >>> import nnabla_ext.cpu
+        >>> nnabla_ext.cpu.context(type_config='half').backend
+        ['cpu:half']
+    """
+    from nnabla import Context
+    if type_config not in ("float", "half"):
+        raise ValueError(f"nnabla_ext.cpu.context: argument 'type_config' is {type_config!r}; "
+                         "expected 'float' or 'half'")
+    return Context(backend=[f"cpu:{type_config}"], array_class="CpuCachedArray",
+                   device_id=str(device_id))
+
+
+def get_devices():
+    """Device ids of this backend (the CPU is one device)."""
+    return ["0"]
+
+
+def device_synchronize(device_id="0"):
+    """CPU kernels run synchronously; nothing to wait for."""
+
+
+def clear_memory_cache():
+    """Release cached memory (the CPU backend lets numpy's allocator own its memory)."""

@@ -1,0 +1,40 @@
+"""The CPU backend's plugin hooks (entry point ``nnabla.plugins: cpu``).
+
+Registered through the same entry-point mechanism a third-party backend uses.
+Importing this module is cheap: kernel tables load at activation.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nnabla.plugins import (ArrayFamily, Extension, KernelSet, PluginInfo, SolverKernelSet,
+                            hookimpl)
+
+from . import API_VERSION, __version__
+
+
+@hookimpl
+def nnabla_plugin_info():
+    return PluginInfo(name="cpu", version=__version__, api_version=API_VERSION)
+
+
+@hookimpl
+def nnabla_extensions():
+    return [Extension(name="cpu", family="cpu", array_classes=("CpuCachedArray", "CpuArray"),
+                      module="nnabla_ext.cpu")]
+
+
+@hookimpl
+def nnabla_array_classes():
+    return [ArrayFamily(name="cpu", to_numpy=np.asarray, from_numpy=np.asarray, xp=np)]
+
+
+@hookimpl
+def nnabla_kernels():
+    return [KernelSet(backend="cpu", type_configs=("float", "half"),
+                      load="nnabla_ext.cpu.kernels:CPU_KERNELS")]
+
+
+@hookimpl
+def nnabla_solver_kernels():
+    return [SolverKernelSet(backend="cpu", load="nnabla_ext.cpu.solvers:RULES")]
