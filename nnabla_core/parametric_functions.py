@@ -1,0 +1,83 @@
+"""Parametric functions (``nnabla.parametric_functions``, usually imported as ``PF``).
+
+A parametric function creates its parameters on first call, in the current parameter
+scope under its own scope name (``affine``, ``conv``, ``deconv``, ``depthwise_conv``,
+``bn``, ...), reuses them on later calls, and calls the matching ``F`` function. Each
+takes ``name=`` to open an extra scope, and ``fix_parameters=True`` to get its
+parameters with ``need_grad=False`` (they stay registered with ``need_grad=True``).
+
+Example:
+    >>> import nnabla as nn
+    >>> import nnabla.parametric_functions as PF
+    >>> nn.clear_parameters()
+    >>> x = nn.Variable((2, 3, 4))
+    >>> y = PF.affine(x, 5, name="fc")
+    >>> {k: v.shape for k, v in nn.get_parameters().items()}
+    {'fc/affine/W': (12, 5), 'fc/affine/b': (5,)}
+    >>> nn.clear_parameters()
+"""
+
+from ._parametric.api import parametric_function_api
+from ._parametric.layers import (
+    affine,
+    convolution,
+    deconvolution,
+    deformable_convolution,
+    depthwise_convolution,
+    depthwise_deconvolution,
+    embed,
+    prelu,
+)
+from ._parametric.normalization import (
+    batch_normalization,
+    fused_batch_normalization,
+    group_normalization,
+    instance_normalization,
+    layer_normalization,
+    mean_subtraction,
+    spectral_norm,
+    sync_batch_normalization,
+    weight_normalization,
+)
+from ._parametric.recurrent import LSTMCell, gru, lstm, lstm_cell, rnn
+from .initializer import (
+    ConstantInitializer,
+    NormalInitializer,
+    UniformInitializer,
+    WeightNormalizationScaleInitializer,
+    calc_uniform_lim_glorot,
+)
+from .parameter import get_parameter, get_parameter_or_create
+
+__all__ = [
+    "ConstantInitializer",
+    "LSTMCell",
+    "NormalInitializer",
+    "UniformInitializer",
+    "WeightNormalizationScaleInitializer",
+    "affine",
+    "batch_normalization",
+    "calc_uniform_lim_glorot",
+    "convolution",
+    "deconvolution",
+    "deformable_convolution",
+    "depthwise_convolution",
+    "depthwise_deconvolution",
+    "embed",
+    "fused_batch_normalization",
+    "get_parameter",
+    "get_parameter_or_create",
+    "group_normalization",
+    "gru",
+    "instance_normalization",
+    "layer_normalization",
+    "lstm",
+    "lstm_cell",
+    "mean_subtraction",
+    "parametric_function_api",
+    "prelu",
+    "rnn",
+    "spectral_norm",
+    "sync_batch_normalization",
+    "weight_normalization",
+]
