@@ -109,3 +109,11 @@ CASES = [
     _unary("Sinc", lambda x: np.sinc(x / np.pi), Fixed(np.array([0.0, 1e-3, -2.0, 7.0])),
            id="zero", grad=False),
 ]
+
+# nnabla computes max(0, x) so that NaN maps to 0.
+_NAN = Fixed(np.array([[np.nan, -1.0, 2.0]]))
+CASES += [
+    Case("ReLU", [_NAN], ref=lambda x, **a: np.array([[0.0, 0.0, 2.0]]), grad=False, id="nan"),
+    Case("CReLU", [_NAN], ref=lambda x, **a: np.array([[0.0, 0.0, 2.0, 0.0, 1.0, 0.0]]),
+         grad=False, id="nan"),
+]

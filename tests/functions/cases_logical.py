@@ -89,3 +89,6 @@ CASES = [
     Case("SearchSorted", [_SEQ, _VALS], {"right": True}, ref=searchsorted, grad=False,
          id="right"),
 ]
+
+CASES.append(Case("Sign", [_SPECIAL], {"alpha": 0.25}, grad=False, id="nan-gives-alpha",
+                  ref=lambda x, alpha: np.where(x > 0, 1.0, np.where(x < 0, -1.0, alpha))))

@@ -19,6 +19,10 @@ def sigmoid(xp, x):
     return 0.5 * xp.tanh(0.5 * x) + 0.5      # tanh form: no overflow for large |x|
 
 
+def relu(xp, x):
+    return xp.where(x > 0, x, xp.zeros((), x.dtype))   # NaN -> 0, as nnabla's max(0, x)
+
+
 def softplus(xp, x):
     return xp.logaddexp(0, x)                # log(1 + exp(x)) without overflow
 
@@ -84,7 +88,7 @@ class ReLU(Kernel):
     """y = max(0, x); the backward pass reads y, so it also works in place."""
 
     def forward(self, xs):
-        return (self.xp.maximum(xs[0], 0),)
+        return (relu(self.xp, xs[0]),)
 
     def backward(self, xs, ys, dys, propagate_down):
         return [dys[0] * (ys[0] > 0) if propagate_down[0] else None]
@@ -181,7 +185,7 @@ class _Doubled(Kernel):
 
 class CReLU(_Doubled):
     def part(self, x):
-        return self.xp.maximum(x, 0)
+        return relu(self.xp, x)
 
     def part_grad(self, x, dy):
         return dy * (x > 0)

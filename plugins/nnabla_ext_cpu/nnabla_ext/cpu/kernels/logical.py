@@ -69,8 +69,9 @@ class Sign(Kernel):
 
     def forward(self, xs):
         xp, x = self.xp, xs[0]
-        y = xp.sign(x)
-        return (xp.where(x == 0, xp.asarray(self.alpha, x.dtype), y),)
+        # Written with comparisons (not xp.sign) so that NaN also gives alpha, as in nnabla.
+        one = xp.ones((), x.dtype)
+        return (xp.where(x > 0, one, xp.where(x < 0, -one, xp.asarray(self.alpha, x.dtype))),)
 
     def backward(self, xs, ys, dys, propagate_down):
         return [dys[0] if propagate_down[0] else None]
