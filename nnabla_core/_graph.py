@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from ._array import F32
+from ._array import F32, _to_family
 
 VERSION = [0]
 _plans = weakref.WeakKeyDictionary()    # root node -> (version, Plan)
@@ -278,7 +278,7 @@ def _read_data(f, node, what):
 
 def output_grad(state, node, family):
     if node is state.root:
-        return state.seed
+        return state.seed if family == "cpu" else _to_family(state.seed, family, F32)
     if id(node) in state.written:
         return node.grad.get(F32, family)
     return None
@@ -302,6 +302,8 @@ def _run_backward(f, pd, state):
         g = None if n is None else output_grad(state, n, fam)
         if g is None:
             g = np.zeros(f.kernel.out_shapes[o], np.float32)
+            if fam != "cpu":
+                g = _to_family(g, fam, F32)
         dys.append(g)
     grads = f.kernel.backward(xs, ys, dys, pd)
     for i, g in enumerate(grads):
