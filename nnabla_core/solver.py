@@ -1,0 +1,389 @@
+"""The solver interface: parameter and state bookkeeping around a backend's update rule.
+
+The core holds no update math. A solver looks up its rule through the plugin registry
+(``nnabla._plugins.solver_rule``) for the context it is created in; the rule object
+has ``update(xp, p, g, state, t, hp)``, ``states``, ``optional_states``, ``xp`` and
+``grad_ops`` (see ``nnabla_ext.cpu.solvers`` for the contract).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections import OrderedDict
+
+import numpy as np
+
+from . import _solver_states
+
+STEP_LIMIT = 2**32 - 2  # nnabla's uint32 step counter saturates here
+
+
+class SolverState:
+    """The state of one parameter: the step count ``t`` and ``pstate`` (name -> Variable)."""
+
+    def __init__(self):
+        self.pstate = {}
+        self.t = 0
+
+    def __repr__(self):
+        return f"SolverState(t={self.t}, pstate={sorted(self.pstate)})"
+
+
+def _find_rule(type_name, ctx):
+    """The update rule of solver ``type_name`` for context ``ctx``.
+
+    Raises:
+        NotImplementedError: no installed backend of ``ctx`` has the rule.
+    """
+    try:
+        from . import _plugins
+        return _plugins.solver_rule(type_name, ctx)
+    except (ImportError, AttributeError, NotImplementedError, ValueError):
+        # TODO(#2): drop this fallback once the CPU plugin publishes RULES through its hook.
+        from nnabla_ext.cpu.solvers import RULES
+        if type_name not in RULES:
+            raise
+        return RULES[type_name]
+
+
+def _current_context():
+    from .context import get_current_context
+    return get_current_context()
+
+
+def _grad_is_zeroing(var):
+    """True when the gradient was zeroed lazily and never computed since (nnabla skips it)."""
+    return bool(getattr(var.grad, "zeroing", False))
+
+
+def _f32(array):
+    return array.cast(np.float32)
+
+
+class Solver:
+    """Updates registered parameters from their gradients with one update rule.
+
+    Solvers are created by the functions of :mod:`nnabla.solvers` (``S.Adam()``);
+    this class is their common interface.
+
+    Example:
+        >>> import numpy as np
+        >>> import nnabla as nn
+        >>> import nnabla.solvers as S
+        >>> w = nn.Variable.from_numpy_array(np.ones(3, np.float32), need_grad=True)
+        >>> solver = S.Sgd(lr=0.5)
+        >>> solver.set_parameters({"w": w})
+        >>> w.g = np.full(3, 2.0)
+        >>> solver.update()
+        >>> w.d.tolist()
+        [0.0, 0.0, 0.0]
+    """
+
+    def __init__(self, type_name, hyper_params, *, lr_name, fused_weight_decay=False,
+                 default_weight_decay=0.0, info=None, ctx=None):
+        self._name = type_name
+        self.info = dict(hyper_params if info is None else info)
+        self._hp = {k: v if isinstance(v, bool) else np.float32(v)
+                    for k, v in hyper_params.items()}
+        self._lr_name = lr_name
+        self._init_lr = self._hp[lr_name]
+        self._fused = bool(fused_weight_decay)
+        self._default_wd = self._wd = np.float32(default_weight_decay)
+        self._rule = _find_rule(type_name, _current_context() if ctx is None else ctx)
+        self._params = OrderedDict()
+        self._states = OrderedDict()
+
+    # -- identity and hyper-parameters ------------------------------------------------------
+    @property
+    def name(self):
+        """The solver type name, e.g. ``'Adam'``."""
+        return self._name
+
+    def learning_rate(self):
+        """The current learning rate (stored as float32, returned as a Python float)."""
+        return float(self._hp[self._lr_name])
+
+    def set_learning_rate(self, learning_rate):
+        """Set the learning rate (``alpha``, ``lr`` or ``eta`` depending on the solver)."""
+        self._hp[self._lr_name] = np.float32(learning_rate)
+
+    def weight_decay_is_fused(self):
+        """True when :meth:`weight_decay` only records a rate that the next update applies."""
+        return self._fused
+
+    def setup(self, params):
+        """Deprecated; call :meth:`set_parameters`."""
+        raise RuntimeError("Deprecated. Call set_parameters(param_dict).")
+
+    # -- parameters ---------------------------------------------------------------------------
+    def set_parameters(self, param_dict, reset=True, retain_state=False):
+        """Register parameters to update.
+
+        Args:
+            param_dict (dict): key (str) -> parameter ``Variable``.
+            reset (bool): clear all registered parameters first. Otherwise parameters are
+                added, and an existing key gets the new Variable.
+            retain_state (bool): with ``reset=False``, keep the state of an existing key
+                (the shapes must match); otherwise its state starts afresh.
+
+        Raises:
+            TypeError: a key is not a str or a value is not a Variable.
+            ValueError: ``retain_state`` with a parameter of another shape.
+        """
+        items = list(param_dict.items())
+        for key, var in items:
+            if not isinstance(key, str):
+                raise TypeError(f"Solver.set_parameters: key {key!r} is of type "
+                                f"{type(key).__name__}; expected str")
+            if not (hasattr(var, "grad") and hasattr(var, "shape")):
+                raise TypeError(f"Solver.set_parameters: parameter '{key}' is of type "
+                                f"{type(var).__name__}; expected nnabla.Variable")
+        if reset:
+            self.clear_parameters()
+        for key, var in items:
+            old = self._params.get(key)
+            if old is not None and retain_state:
+                if tuple(old.shape) != tuple(var.shape):
+                    raise ValueError(
+                        f"Solver.set_parameters: could not retain the state of '{key}': shape "
+                        f"{tuple(var.shape)} given, {tuple(old.shape)} registered")
+            else:
+                self._states[key] = self._new_state(var.shape)
+            self._params[key] = var
+
+    def remove_parameters(self, keys):
+        """Unregister the parameters ``keys`` (a list of str) and their states."""
+        for key in [keys] if isinstance(keys, str) else keys:
+            self._params.pop(key, None)
+            self._states.pop(key, None)
+
+    def clear_parameters(self):
+        """Unregister all parameters and states."""
+        self._params.clear()
+        self._states.clear()
+
+    def get_parameters(self):
+        """Return an OrderedDict key -> registered parameter Variable."""
+        return OrderedDict(self._params)
+
+    def _state_names(self):
+        rule = self._rule
+        return tuple(rule.states) + tuple(s for s, flag in rule.optional_states if self._hp[flag])
+
+    def _new_state(self, shape):
+        import nnabla as nn
+        state = SolverState()
+        for name in self._state_names():
+            var = nn.Variable(shape)
+            var.data.zero()
+            state.pstate[name] = var
+        return state
+
+    # -- states -------------------------------------------------------------------------------
+    def get_states(self):
+        """Return an OrderedDict key -> SolverState; its Variables are the solver's own."""
+        states = OrderedDict()
+        for key, state in self._states.items():
+            copy = states[key] = SolverState()
+            copy.pstate, copy.t = dict(state.pstate), state.t
+        return states
+
+    def _check_state(self, key, shapes):
+        """Raise ValueError unless ``shapes`` (name -> shape) fit parameter ``key``."""
+        api = "Solver.set_states"
+        if key not in self._params:
+            raise ValueError(f"{api}: no parameter '{key}'; call set_parameters first "
+                             f"(registered: {list(self._params)})")
+        expected = self._state_names()
+        if sorted(shapes) != sorted(expected):
+            raise ValueError(f"{api}: state of '{key}' has {sorted(shapes)}; {self._name} "
+                             f"expects {sorted(expected)}")
+        shape = tuple(self._params[key].shape)
+        for name, given in shapes.items():
+            if tuple(given) != shape:
+                raise ValueError(f"{api}: state '{key}/{name}' has shape {tuple(given)}; "
+                                 f"expected {shape}, the shape of the parameter")
+
+    def set_states(self, states):
+        """Replace the states of registered parameters (the Variables are shared, not copied).
+
+        Args:
+            states (dict): key -> SolverState, as :meth:`get_states` returns.
+
+        Raises:
+            ValueError: a key is not registered, or a state's names or shapes do not fit.
+        """
+        for key, state in states.items():
+            self._check_state(key, {n: v.shape for n, v in state.pstate.items()})
+            if not 0 <= int(state.t) <= _solver_states.T_LIMIT:
+                raise ValueError(f"Solver.set_states: step count of '{key}' is {state.t}")
+        for key, state in states.items():
+            new = self._states[key] = SolverState()
+            new.pstate, new.t = dict(state.pstate), int(state.t)
+
+    @staticmethod
+    def _make_state(t, arrays):
+        import nnabla as nn
+        state = SolverState()
+        state.t = int(t)
+        state.pstate = {n: nn.Variable.from_numpy_array(a.astype(np.float32))
+                        for n, a in arrays.items()}
+        return state
+
+    def save_states(self, path):
+        """Save the states to ``path`` (``.h5``, or ``.protobuf``), atomically.
+
+        Raises:
+            ValueError: another extension.
+        """
+        path = os.fspath(path)
+        ext = os.path.splitext(path)[1]
+        if ext == ".h5":
+            _solver_states.save_h5(path, self._states)
+        elif ext == ".protobuf":
+            _solver_states.save_protobuf(path, self._states)
+        else:
+            raise ValueError(f"Solver.save_states: argument 'path' has extension {ext!r}; "
+                             "expected '.h5' or '.protobuf'")
+
+    def load_states(self, path):
+        """Load states saved by :meth:`save_states` (or by nnabla) for the registered keys.
+
+        Raises:
+            FileNotFoundError: no file at ``path``.
+            ValueError: unsupported extension, corrupt file, or states that do not fit.
+        """
+        path = os.fspath(path)
+        ext = os.path.splitext(path)[1]
+        if ext == ".h5":
+            states = _solver_states.load_h5(path, self._check_state, self._make_state)
+        elif ext in (".protobuf", ".nntxt", ".prototxt"):
+            states = _solver_states.load_protobuf(path, self._make_state, ext != ".protobuf")
+        else:
+            raise ValueError(f"Solver.load_states: argument 'path' has extension {ext!r}; "
+                             "expected '.h5', '.protobuf', '.nntxt' or '.prototxt'")
+        self.set_states(states)
+
+    def set_states_to_protobuf(self, optimizer):
+        """Write the states into ``optimizer.solver.states`` (an nnabla Optimizer message)."""
+        _solver_states.states_to_protobuf(optimizer, self._states)
+
+    def set_states_from_protobuf(self, optimizer_proto):
+        """Set the states from ``optimizer_proto.solver.states``."""
+        self.set_states(_solver_states.states_from_protobuf(optimizer_proto, self._make_state))
+
+    # -- per-parameter operations ---------------------------------------------------------
+    def _each_with_grad(self, pre_hook, post_hook):
+        """Yield ``(key, var)`` of parameters whose gradient was computed, between hooks."""
+        for key, var in list(self._params.items()):
+            if _grad_is_zeroing(var):
+                continue
+            if pre_hook is not None:
+                pre_hook()
+            yield key, var
+            if post_hook is not None:
+                post_hook()
+
+    def zero_grad(self):
+        """Set the gradients of all registered parameters to zero (lazily)."""
+        for var in self._params.values():
+            var.grad.zero()
+
+    def update(self, update_pre_hook=None, update_post_hook=None):
+        """Update every parameter whose gradient was computed, from ``p.g`` into ``p.d``.
+
+        Parameters whose gradient was only zeroed (``zero_grad``) since are skipped, as in
+        nnabla. A fused weight-decay rate set by :meth:`weight_decay` applies to this
+        update only; the rate then returns to the solver's default.
+
+        Args:
+            update_pre_hook (callable): called with no argument before each parameter.
+            update_post_hook (callable): called with no argument after each parameter.
+        """
+        rule = self._rule
+        hp = dict(self._hp, weight_decay_rate=self._wd, init_lr=self._init_lr)
+        try:
+            for key, var in self._each_with_grad(update_pre_hook, update_post_hook):
+                state = self._states[key]
+                state.t = min(state.t + 1, STEP_LIMIT)
+                arrays = {name: _f32(v.data) for name, v in state.pstate.items()}
+                rule.update(rule.xp, _f32(var.data), _f32(var.grad), arrays, state.t, hp)
+        finally:
+            self._wd = self._default_wd
+
+    def weight_decay(self, decay_rate, pre_hook=None, post_hook=None):
+        """Apply weight decay of rate ``decay_rate``.
+
+        Non-fused solvers add ``decay_rate * p.d`` to ``p.g`` now. Fused ones
+        (:meth:`weight_decay_is_fused`) record the rate for the next :meth:`update`.
+        """
+        decay_rate = np.float32(decay_rate)
+        if self._fused:
+            self._wd = decay_rate
+            return
+        if decay_rate == 0:
+            return
+        ops, xp = self._rule.grad_ops, self._rule.xp
+        for _, var in self._each_with_grad(pre_hook, post_hook):
+            ops.weight_decay(xp, _f32(var.data), _f32(var.grad), decay_rate)
+
+    def clip_grad_by_norm(self, clip_norm, pre_hook=None, post_hook=None):
+        """Scale each gradient whose L2 norm exceeds ``clip_norm`` down to that norm."""
+        clip_norm = np.float32(clip_norm)
+        if clip_norm == 0:
+            return
+        ops, xp = self._rule.grad_ops, self._rule.xp
+        for _, var in self._each_with_grad(pre_hook, post_hook):
+            ops.clip_grad_by_norm(xp, _f32(var.grad), clip_norm)
+
+    def scale_grad(self, scale, pre_hook=None, post_hook=None):
+        """Multiply every gradient by ``scale`` (mixed-precision loss scaling)."""
+        ops, xp = self._rule.grad_ops, self._rule.xp
+        for _, var in self._each_with_grad(pre_hook, post_hook):
+            ops.scale_grad(xp, _f32(var.grad), np.float32(scale))
+
+    def _any_grad(self, check_name, pre_hook, post_hook):
+        check, xp = getattr(self._rule.grad_ops, check_name), self._rule.xp
+        for _, var in self._each_with_grad(pre_hook, post_hook):
+            if check(xp, var.grad.get_data("r", np.float32)):
+                return True
+        return False
+
+    def check_inf_grad(self, pre_hook=None, post_hook=None):
+        """Return True if any gradient holds an infinity."""
+        return self._any_grad("has_inf", pre_hook, post_hook)
+
+    def check_nan_grad(self, pre_hook=None, post_hook=None):
+        """Return True if any gradient holds a NaN."""
+        return self._any_grad("has_nan", pre_hook, post_hook)
+
+    def check_inf_or_nan_grad(self, pre_hook=None, post_hook=None):
+        """Return True if any gradient holds an infinity or a NaN."""
+        return self._any_grad("has_inf_or_nan", pre_hook, post_hook)
+
+    def __repr__(self):
+        return f"<Solver {self._name} with {len(self._params)} parameters>"
+
+
+def solver_api(func):
+    """Decorate ``func(ctx, ...)`` into ``f(...)`` that passes the current context first.
+
+    Args:
+        func (callable): its first argument must be named ``ctx``.
+
+    Returns:
+        callable: with ``func``'s signature minus ``ctx``.
+    """
+    sig = inspect.signature(func)
+    params = list(sig.parameters.values())
+    if not params or params[0].name != "ctx":
+        raise ValueError(f"solver_api: the first argument of {func.__name__} must be 'ctx'")
+
+    @functools.wraps(func)
+    def with_context(*args, **kwargs):
+        return func(_current_context(), *args, **kwargs)
+
+    with_context.__signature__ = sig.replace(parameters=params[1:])
+    with_context.__solver_api_base__ = func
+    return with_context
