@@ -18,6 +18,14 @@ Example:
 """
 
 from ._parametric.api import parametric_function_api
+from ._parametric.binary import (
+    binary_connect_affine,
+    binary_connect_convolution,
+    binary_weight_affine,
+    binary_weight_convolution,
+    inq_affine,
+    inq_convolution,
+)
 from ._parametric.layers import (
     affine,
     convolution,
@@ -57,6 +65,10 @@ __all__ = [
     "WeightNormalizationScaleInitializer",
     "affine",
     "batch_normalization",
+    "binary_connect_affine",
+    "binary_connect_convolution",
+    "binary_weight_affine",
+    "binary_weight_convolution",
     "calc_uniform_lim_glorot",
     "convolution",
     "deconvolution",
@@ -69,6 +81,8 @@ __all__ = [
     "get_parameter_or_create",
     "group_normalization",
     "gru",
+    "inq_affine",
+    "inq_convolution",
     "instance_normalization",
     "layer_normalization",
     "lstm",
