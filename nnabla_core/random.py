@@ -20,8 +20,15 @@ import numbers
 
 import numpy as np
 
-__all__ = ["pseed", "prng", "seed", "set_parameter_seed", "set_function_seed",
-           "function_rng", "function_seed"]
+__all__ = [
+    "function_rng",
+    "function_seed",
+    "prng",
+    "pseed",
+    "seed",
+    "set_function_seed",
+    "set_parameter_seed",
+]
 
 pseed = 313
 prng = np.random.RandomState(pseed)
