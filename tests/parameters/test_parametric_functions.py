@@ -218,3 +218,57 @@ def test_custom_parametric_function_gets_name_argument_and_scope():
 def test_parametric_function_api_requires_fix_parameters():
     with pytest.raises(ValueError, match="fix_parameters"):
         PF.parametric_function_api("x")(lambda inp: inp)
+
+
+def test_binary_and_inq_layers_register_companion_arrays_without_gradients():
+    x = nn.Variable((2, 3, 4, 4))
+    PF.binary_connect_affine(x, 5)
+    PF.binary_weight_convolution(x, 2, (3, 3), group=1)
+    PF.inq_affine(x, 5)
+    shapes = _shapes()
+    assert shapes["bicon_affine/Wb"] == (48, 5) and shapes["bwn_conv/W"] == (2, 3, 3, 3)
+    assert shapes["bwn_conv/alpha"] == (2,) and shapes["inq_affine/I"] == (48, 5)
+    trainable = set(nn.get_parameters())
+    assert {"bicon_affine/Wb", "bwn_conv/alpha", "inq_affine/I"}.isdisjoint(trainable)
+
+
+def _forward(y):
+    y.forward()
+    return y.d
+
+
+def test_affine_forward_matches_numpy_with_given_initializers():
+    rng = np.random.RandomState(0)
+    x_data, w, b = rng.randn(2, 3, 2), rng.randn(6, 4), rng.randn(4)
+    x = nn.Variable.from_numpy_array(x_data.astype(np.float32))
+    y = PF.affine(x, 4, w_init=w.astype(np.float32), b_init=b.astype(np.float32))
+    np.testing.assert_allclose(_forward(y), x_data.reshape(2, 6) @ w + b, rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_convolution_forward_matches_numpy_1x1():
+    rng = np.random.RandomState(1)
+    x_data, w = rng.randn(2, 3, 4, 4), rng.randn(5, 3, 1, 1)
+    x = nn.Variable.from_numpy_array(x_data.astype(np.float32))
+    y = PF.convolution(x, 5, (1, 1), w_init=w.astype(np.float32), with_bias=False)
+    ref = np.einsum("nchw,oc->nohw", x_data, w[:, :, 0, 0])
+    np.testing.assert_allclose(_forward(y), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_batch_normalization_inference_uses_running_statistics():
+    rng = np.random.RandomState(2)
+    x_data = rng.randn(4, 3).astype(np.float32)
+    init = {"mean": np.full((1, 3), 0.5, np.float32), "var": np.full((1, 3), 4, np.float32),
+            "gamma": np.full((1, 3), 2, np.float32)}
+    y = PF.batch_normalization(nn.Variable.from_numpy_array(x_data), batch_stat=False,
+                               param_init=init)
+    ref = (x_data - 0.5) / np.sqrt(4 + 1e-5) * 2
+    np.testing.assert_allclose(_forward(y), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_embed_and_prelu_forward():
+    w = np.arange(12, dtype=np.float32).reshape(4, 3)
+    idx = nn.Variable.from_numpy_array(np.array([[3, 0]]))
+    np.testing.assert_array_equal(_forward(PF.embed(idx, 4, 3, initializer=w)), w[[[3, 0]]])
+    x = nn.Variable.from_numpy_array(np.array([[-2.0, 3.0]], np.float32))
+    np.testing.assert_allclose(_forward(PF.prelu(x)), [[-0.5, 3.0]])
