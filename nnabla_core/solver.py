@@ -1,7 +1,7 @@
 """The solver interface: parameter and state bookkeeping around a backend's update rule.
 
 The core holds no update math. A solver looks up its rule through the plugin registry
-(``nnabla._plugins.solver_rule``) for the context it is created in; the rule object
+(``nnabla.plugins.solver_rule``) for the context it is created in; the rule object
 has ``update(xp, p, g, state, t, hp)``, ``states``, ``optional_states``, ``xp`` and
 ``grad_ops`` (see ``nnabla_ext.cpu.solvers`` for the contract).
 """
@@ -37,12 +37,13 @@ def _find_rule(type_name, ctx):
         NotImplementedError: no installed backend of ``ctx`` has the rule.
     """
     try:
-        from . import _plugins
-        return _plugins.solver_rule(type_name, ctx)
+        from .plugins import solver_rule
+        return solver_rule(type_name, ctx)
     except (ImportError, AttributeError, NotImplementedError, ValueError):
         # TODO(#2): drop this fallback once the CPU plugin publishes RULES through its hook.
         from nnabla_ext.cpu.solvers import RULES
-        if type_name not in RULES:
+        backends = [entry.partition(":")[0] for entry in getattr(ctx, "backend", ["cpu"])]
+        if "cpu" not in backends or type_name not in RULES:
             raise
         return RULES[type_name]
 
