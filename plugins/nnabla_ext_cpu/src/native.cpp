@@ -1,9 +1,190 @@
-// Native hot kernels of the CPU backend (pybind11).
+// Native hot kernels of the CPU backend (pybind11): im2col/col2im for
+// convolutions and the window loops of max/average/sum pooling.
+//
+// Every function takes C-contiguous float32 or float64 arrays, allocates its
+// output, and runs without the GIL (OpenMP-parallel when built with it). Up to
+// three spatial axes are handled; callers promote 1-D/2-D geometry to 3-D with
+// leading size-1 axes (see geometry.h), so one code path serves all ranks.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "geometry.h"
+#include "im2col.h"
+#include "pooling.h"
 
 namespace py = pybind11;
+using nbla_native::Geometry;
+using nbla_native::idx_t;
+
+namespace {
+
+template <typename T>
+using In = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+Geometry make_geometry(const std::vector<idx_t> &in, const std::vector<idx_t> &out,
+                       const std::vector<idx_t> &kernel, const std::vector<idx_t> &pad,
+                       const std::vector<idx_t> &stride, const std::vector<idx_t> &dilation) {
+  return nbla_native::make_geometry(in, out, kernel, pad, stride, dilation);
+}
+
+void check_size(idx_t given, idx_t expected, const char *what) {
+  if (given != expected)
+    throw py::value_error(std::string("nnabla_ext.cpu._native: ") + what + " has " +
+                          std::to_string(given) + " elements; expected " +
+                          std::to_string(expected));
+}
+
+template <typename T>
+py::array_t<T> im2col(In<T> x, idx_t channels, idx_t groups, std::vector<idx_t> in,
+                      std::vector<idx_t> out, std::vector<idx_t> kernel,
+                      std::vector<idx_t> pad, std::vector<idx_t> stride,
+                      std::vector<idx_t> dilation, bool channel_last) {
+  const Geometry g = make_geometry(in, out, kernel, pad, stride, dilation);
+  const idx_t map = channels * g.in_size();
+  const idx_t batch = map ? x.size() / map : 0;
+  check_size(x.size(), batch * map, "x");
+  if (groups <= 0 || channels % groups)
+    throw py::value_error("nnabla_ext.cpu._native.im2col: groups must divide channels");
+  py::array_t<T> col(channels * g.kernel_size() * batch * g.out_size());
+  const T *px = x.data();
+  T *pc = col.mutable_data();
+  {
+    py::gil_scoped_release release;
+    if (channel_last)
+      nbla_native::im2col_cl(px, pc, batch, channels, groups, g);
+    else
+      nbla_native::im2col_cf(px, pc, batch, channels, g);
+  }
+  return col;
+}
+
+template <typename T>
+py::array_t<T> col2im(In<T> col, idx_t batch, idx_t channels, idx_t groups,
+                      std::vector<idx_t> in, std::vector<idx_t> out,
+                      std::vector<idx_t> kernel, std::vector<idx_t> pad,
+                      std::vector<idx_t> stride, std::vector<idx_t> dilation,
+                      bool channel_last) {
+  const Geometry g = make_geometry(in, out, kernel, pad, stride, dilation);
+  check_size(col.size(), channels * g.kernel_size() * batch * g.out_size(), "col");
+  if (groups <= 0 || channels % groups)
+    throw py::value_error("nnabla_ext.cpu._native.col2im: groups must divide channels");
+  py::array_t<T> x(batch * channels * g.in_size());
+  const T *pc = col.data();
+  T *px = x.mutable_data();
+  {
+    py::gil_scoped_release release;
+    if (channel_last)
+      nbla_native::col2im_cl(pc, px, batch, channels, groups, g);
+    else
+      nbla_native::col2im_cf(pc, px, batch, channels, g);
+  }
+  return x;
+}
+
+template <typename T>
+std::tuple<py::array_t<T>, py::array_t<idx_t>>
+max_pool_forward(In<T> x, idx_t outer, idx_t inner, std::vector<idx_t> in,
+                 std::vector<idx_t> out, std::vector<idx_t> kernel,
+                 std::vector<idx_t> pad, std::vector<idx_t> stride) {
+  const Geometry g = make_geometry(in, out, kernel, pad, stride, {});
+  check_size(x.size(), outer * inner * g.in_size(), "x");
+  const idx_t n = outer * inner * g.out_size();
+  py::array_t<T> y(n);
+  py::array_t<idx_t> index(n);
+  const T *px = x.data();
+  T *py_ = y.mutable_data();
+  idx_t *pi = index.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::max_pool_forward(px, py_, pi, outer, inner, g);
+  }
+  return std::make_tuple(y, index);
+}
+
+template <typename T>
+py::array_t<T> max_pool_backward(In<T> dy, In<idx_t> index, idx_t outer, idx_t x_size) {
+  check_size(index.size(), dy.size(), "index");
+  if (outer <= 0 || x_size % outer || dy.size() % outer)
+    throw py::value_error("nnabla_ext.cpu._native.max_pool_backward: bad outer size");
+  py::array_t<T> dx(x_size);
+  const T *pd = dy.data();
+  const idx_t *pi = index.data();
+  T *px = dx.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::max_pool_backward(pd, pi, px, outer, dy.size() / outer, x_size / outer);
+  }
+  return dx;
+}
+
+template <typename T>
+py::array_t<T> avg_pool_forward(In<T> x, idx_t outer, idx_t inner, std::vector<idx_t> in,
+                                std::vector<idx_t> out, std::vector<idx_t> kernel,
+                                std::vector<idx_t> pad, std::vector<idx_t> stride,
+                                bool including_pad, bool average) {
+  const Geometry g = make_geometry(in, out, kernel, pad, stride, {});
+  check_size(x.size(), outer * inner * g.in_size(), "x");
+  py::array_t<T> y(outer * inner * g.out_size());
+  const T *px = x.data();
+  T *py_ = y.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::avg_pool_forward(px, py_, outer, inner, g, including_pad, average);
+  }
+  return y;
+}
+
+template <typename T>
+py::array_t<T> avg_pool_backward(In<T> dy, idx_t outer, idx_t inner, std::vector<idx_t> in,
+                                 std::vector<idx_t> out, std::vector<idx_t> kernel,
+                                 std::vector<idx_t> pad, std::vector<idx_t> stride,
+                                 bool including_pad, bool average) {
+  const Geometry g = make_geometry(in, out, kernel, pad, stride, {});
+  check_size(dy.size(), outer * inner * g.out_size(), "dy");
+  py::array_t<T> dx(outer * inner * g.in_size());
+  const T *pd = dy.data();
+  T *px = dx.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::avg_pool_backward(pd, px, outer, inner, g, including_pad, average);
+  }
+  return dx;
+}
+
+template <typename T>
+void bind_all(py::module_ &m) {
+  using namespace pybind11::literals;
+  m.def("im2col", &im2col<T>, "x"_a, "channels"_a, "groups"_a, "in_shape"_a, "out_shape"_a,
+        "kernel"_a, "pad"_a, "stride"_a, "dilation"_a, "channel_last"_a,
+        "Patches of x (N, C, *in) or (N, *in, C) as a flat column buffer.");
+  m.def("col2im", &col2im<T>, "col"_a, "batch"_a, "channels"_a, "groups"_a, "in_shape"_a,
+        "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a, "dilation"_a, "channel_last"_a,
+        "Adjoint of im2col: sums patches back into a flat image buffer.");
+  m.def("max_pool_forward", &max_pool_forward<T>, "x"_a, "outer"_a, "inner"_a, "in_shape"_a,
+        "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a,
+        "Max over windows; returns (y, flat index of each maximum in x).");
+  m.def("max_pool_backward", &max_pool_backward<T>, "dy"_a, "index"_a, "outer"_a,
+        "x_size"_a, "Scatters dy to the positions of the maxima.");
+  m.def("avg_pool_forward", &avg_pool_forward<T>, "x"_a, "outer"_a, "inner"_a, "in_shape"_a,
+        "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a, "including_pad"_a, "average"_a,
+        "Sum (average=False) or mean over windows, nnabla's divisor rules.");
+  m.def("avg_pool_backward", &avg_pool_backward<T>, "dy"_a, "outer"_a, "inner"_a,
+        "in_shape"_a, "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a, "including_pad"_a,
+        "average"_a, "Adjoint of avg_pool_forward.");
+}
+
+}  // namespace
 
 PYBIND11_MODULE(_native, m) {
-    m.doc() = "Native C++ kernels of nnabla_ext.cpu";
-    m.attr("ABI_VERSION") = 1;
+  m.doc() = "Native C++ kernels of nnabla_ext.cpu";
+  m.attr("ABI_VERSION") = 2;
+  // float first: with an exact dtype match pybind11 picks the first overload.
+  bind_all<float>(m);
+  bind_all<double>(m);
+  m.def("num_threads", &nbla_native::num_threads, "Threads the native loops may use.");
 }
