@@ -102,6 +102,7 @@ class SyncedArray:
         if self.heads:
             self._drop_all()
         self.fill_value = None
+        self.dtype = arr.dtype
         self._hold((family, arr.dtype), arr)
         self.modification_count += 1
         self.clear_called = False

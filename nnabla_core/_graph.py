@@ -267,13 +267,13 @@ def _as_list(callbacks):
     return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
 
 
-def _read_data(f, node, what):
+def _read_data(f, node, what, dtype=F32):
     arr = node.data
     if not arr.heads and arr.fill_value is None and arr.clear_called:
         raise RuntimeError(f"{f.spec.api_name}: the backward pass needs the data of its {what}, "
                            "which was cleared (forward(clear_buffer=True) or "
                            "persistent=False); run forward with clear_no_need_grad=True instead")
-    return arr.get(F32, f.family)
+    return arr.get(dtype, f.family)
 
 
 def output_grad(state, node, family):
@@ -291,7 +291,7 @@ def _run_backward(f, pd, state):
     for i in spec.needed_inputs(n_in):
         n = f.in_nodes[i]
         if n is not None:
-            xs[i] = _read_data(f, n, f"input {i}")
+            xs[i] = _read_data(f, n, f"input {i}", f.in_dtypes[i])
     outs = [r() for r in f.out_refs]
     ys = [None] * n_out
     for o in spec.needed_outputs(n_out):

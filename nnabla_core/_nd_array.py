@@ -85,6 +85,12 @@ class NdArray:
     def clear_called(self):
         return self._array.clear_called
 
+    @property
+    def zeroing(self):
+        """True after ``zero()`` until the array is materialised or written."""
+        a = self._array
+        return a.fill_value == 0 and not a.heads
+
     # -- data access ----------------------------------------------------------------------
     @property
     def data(self):

@@ -96,14 +96,14 @@ class Registry:
             self.extensions[ext.name] = (ext, record)
         record.status = "discovered"
 
-    def _isolated(self, record, step):
+    def _isolated(self, record, step, status="skipped"):
         try:
             step()
             return True
         except Exception as e:  # noqa: BLE001 - a plugin must never break nnabla
             for ext in record.extensions:
                 self.extensions.pop(ext.name, None)
-            record.status = "failed" if record.info else "skipped"
+            record.status = status
             record.reason = f"{type(e).__name__}: {e}"
             record.traceback = traceback.format_exc()
             warnings.warn(f"skipped plugin '{record.entry_point}' ({record.distribution} "
@@ -120,7 +120,7 @@ class Registry:
             raise self.unknown_backend(backend)
         ext, record = self.extensions[backend]
         if record.status != "active":
-            ok = self._isolated(record, lambda: self._activate_record(record))
+            ok = self._isolated(record, lambda: self._activate_record(record), "failed")
             if not ok:
                 raise self.unknown_backend(backend)
         self.active.add(backend)

@@ -17,7 +17,7 @@ CASES = [
     *_pair("Sub2", lambda a, b, **k: a - b),
     *_pair("Mul2", lambda a, b, **k: a * b),
     *_pair("Div2", lambda a, b, **k: a / b, Positive(S), Positive(B)),
-    *_pair("Pow2", lambda a, b, **k: a ** b, Positive(S), Normal(B)),
+    *_pair("Pow2", lambda a, b, **k: a ** b, Positive(S), Positive(B)),
     Case("Maximum2", [Fixed(np.arange(24).reshape(S) % 7 - 3.0 + 0.25),
                       Fixed(np.arange(8).reshape(B) % 5 - 2.0)], ref=lambda a, b: np.maximum(a, b)),
     Case("Minimum2", [Fixed(np.arange(24).reshape(S) % 7 - 3.0 + 0.25),
