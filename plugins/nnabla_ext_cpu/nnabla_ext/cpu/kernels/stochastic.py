@@ -43,16 +43,20 @@ class _Stochastic(Kernel):
 class Dropout(_Stochastic):
     def sample(self, xs, rng):
         x = xs[0]
-        xp = self.xp
-        self.mask = xp.asarray(rng.random_sample(x.shape) < 1.0 - self.p)   # kept elements
+        # 32-bit integer draws are several times faster than float ones here
+        keep_below = round((1.0 - self.p) * 2 ** 32)
+        self.mask = self.xp.asarray(rng.randint(0, 2 ** 32, x.shape, dtype="uint64")
+                                    < keep_below)
         self.scale = 1.0 / (1.0 - self.p)
-        return (xp.where(self.mask, x * self.scale, 0).astype(x.dtype, copy=False),)
+        return (self.masked(x),)
+
+    def masked(self, a):
+        out = (a * self.scale).astype(a.dtype, copy=False)
+        out *= self.mask
+        return out
 
     def backward(self, xs, ys, dys, propagate_down):
-        if not propagate_down[0]:
-            return [None]
-        dy = dys[0]
-        return [self.xp.where(self.mask, dy * self.scale, 0).astype(dy.dtype, copy=False)]
+        return [self.masked(dys[0]) if propagate_down[0] else None]
 
 
 class Rand(_Stochastic):
