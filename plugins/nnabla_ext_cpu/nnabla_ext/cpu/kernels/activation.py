@@ -1,7 +1,7 @@
 """Kernels of the activation functions, written against ``xp``.
 
 Formulas are chosen not to overflow for large |x|: the sigmoid through tanh,
-softplus through ``logaddexp``, ELU-style branches through ``expm1`` of the
+softplus as max(x, 0) + log1p(exp(-|x|)), ELU-style branches through ``expm1`` of the
 clipped input, softmax after subtracting the maximum.
 """
 from __future__ import annotations
@@ -20,11 +20,12 @@ def sigmoid(xp, x):
 
 
 def relu(xp, x):
-    return xp.where(x > 0, x, xp.zeros((), x.dtype))   # NaN -> 0, as nnabla's max(0, x)
+    return xp.fmax(x, 0)                     # fmax: NaN -> 0, as nnabla's max(0, x)
 
 
 def softplus(xp, x):
-    return xp.logaddexp(0, x)                # log(1 + exp(x)) without overflow
+    # log(1 + exp(x)) without overflow; several times faster than xp.logaddexp(0, x).
+    return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
 def elu_part(xp, x, alpha):
@@ -41,9 +42,17 @@ def gelu(xp, x):
 
 
 def gelu_grad(xp, x, y, dy):
+    """dy * (0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3c x^2)), t the tanh in gelu."""
     t = xp.tanh(SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x))
-    inner = SQRT_2_OVER_PI * (1 + 3 * GELU_CUBIC * x * x)
-    return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner)
+    # In place on fresh buffers: fewer large temporaries (they dominate the run time).
+    g = 1 - t * t
+    g *= x
+    g *= SQRT_2_OVER_PI * (1 + 3 * GELU_CUBIC * x * x)
+    g += t
+    g += 1
+    g *= 0.5
+    g *= dy
+    return g
 
 
 def mish_grad(xp, x, y, dy):

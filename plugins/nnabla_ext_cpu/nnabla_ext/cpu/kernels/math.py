@@ -57,24 +57,39 @@ def round_half_away(xp, x):
 _ERFC_COEFFS = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
                 -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+# Maclaurin series of erf in powers of x^2, highest first: 2/sqrt(pi) (-1)^n / (n! (2n+1)).
+_SERIES_COEFFS = tuple(_TWO_OVER_SQRT_PI * (-1) ** n / (math.factorial(n) * (2 * n + 1))
+                       for n in reversed(range(8)))
+
+
+def _horner(xp, coeffs, t):
+    out = xp.full_like(t, coeffs[0])
+    for c in coeffs[1:]:
+        out *= t
+        out += c
+    return out
 
 
 def erf(xp, x):
-    """Error function; series near 0 (keeps relative accuracy), erfc fit elsewhere."""
+    """Error function; series near 0 (keeps relative accuracy), erfc fit elsewhere.
+
+    In-place updates on fresh buffers keep large temporaries (which dominate the
+    run time) few; Horner forms avoid tiny powers of x (slow denormals).
+    """
     z = xp.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = xp.zeros_like(z)
-    for c in _ERFC_COEFFS:
-        poly = poly * t + c
-    erfc = t * xp.exp(poly - z * z)
+    t = 0.5 * z
+    t += 1.0
+    xp.reciprocal(t, out=t)
+    poly = _horner(xp, _ERFC_COEFFS, t)
+    poly -= z * z
+    erfc = xp.exp(poly, out=poly)
+    erfc *= t
     big = xp.copysign(1.0 - erfc, x)
-    # Maclaurin series sum_n (-1)^n x^(2n+1) / (n! (2n+1)); 8 terms suffice for |x| < 0.5.
-    x2 = x * x
-    term, small = x, x.copy()
-    for n in range(1, 8):
-        term = term * (-x2 / n)
-        small += term / (2 * n + 1)
-    return xp.where(z < 0.5, small * _TWO_OVER_SQRT_PI, big)
+    # 8 terms suffice for |x| < 0.5; clipping keeps the unused branch finite.
+    xc = xp.clip(x, -0.5, 0.5)
+    small = _horner(xp, _SERIES_COEFFS, xc * xc)
+    small *= xc
+    return xp.where(z < 0.5, small, big)
 
 
 Abs = unary("Abs", lambda xp, x: xp.abs(x), lambda xp, x, y, dy: xp.where(x < 0, -dy, dy))
@@ -218,6 +233,8 @@ class CumProd(_Cumulative):
         """
         xp, axis = self.xp, self.axis
         zero = x == 0
+        if not zero.any():
+            return reverse_cumsum(xp, y * dy, axis) / x
         zeros_so_far = xp.cumsum(zero, axis=axis)
         before = zeros_so_far == 0
         first_zero = zero & (zeros_so_far == 1)
