@@ -273,6 +273,18 @@ def scatter_add(spec, x0, indices, x1, *, axis):
     return (tuple(x0),)
 
 
+def shape_range(ndim, start, end):
+    """The axes [start, end) that Shape reports; end == 0 means the last axis included."""
+    start = min(max(start + ndim if start < 0 else start, 0), ndim)
+    end = ndim if end == 0 else min(max(end + ndim if end < 0 else end, 0), ndim)
+    return start, max(start, end)
+
+
+def shape(spec, x, *, start, end):
+    a, b = shape_range(len(x), start, end)
+    return ((b - a,),)
+
+
 def assign(spec, dst, src):
     if tuple(dst) != tuple(src):
         raise spec.shape_error("src", f"the shape of dst {tuple(dst)}", src)
@@ -383,6 +395,10 @@ SPECS = [
           (Arg("axis", "int?", None),), scatter_add, Needs(inputs=("indices",)),
           resolve_args=_ZERO["axis"],
           doc="Adds x1 into a copy of x0 at `indices` along `axis`."),
+    _spec("Shape", "shape", X, (Arg("start", "int?", None), Arg("end", "int?", None)), shape,
+          resolve_args=_chain(_fill("start", lambda shapes: 0), _fill("end", lambda shapes: 0)),
+          differentiable=False,
+          doc="The sizes of x's axes [start, end) as a float array (end=0: to the last)."),
     _spec("Assign", "assign", (Input("dst"), Input("src")), (), assign, mutates=("dst",),
           doc="Copies src into dst (in place) and outputs it."),
 ]

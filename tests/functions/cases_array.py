@@ -161,5 +161,10 @@ CASES = [
          ref=_scatter_nd_ref, grad=False, id="out"),
     Case("ScatterAdd", [Normal((2, 5)), Fixed(np.array([[0, 1, 1], [4, 0, 4]])),
                         Normal((2, 4))], {"axis": 1}, ref=_scatter_add_ref),
+    Case("Shape", [Normal((2, 3, 4, 5))], {}, ref=lambda x: np.array(x.shape, np.float32),
+         grad=False),
+    Case("Shape", [Normal((2, 3, 4, 5))], {"start": 1, "end": -1},
+         ref=lambda x, start, end: np.array(x.shape[start:end], np.float32), grad=False,
+         id="range"),
     Case("Assign", [Normal(S), Normal(S)], ref=lambda dst, src: src, grad=False),
 ]

@@ -487,6 +487,16 @@ class ScatterAdd(Kernel):
         return [dys[0] if propagate_down[0] else None, None, g1]
 
 
+class Shape(Kernel):
+    def setup(self):
+        ndim = len(self.in_shapes[0])
+        a = min(max(self.start + ndim if self.start < 0 else self.start, 0), ndim)
+        self.sizes = tuple(self.in_shapes[0][a:a + self.out_shapes[0][0]])
+
+    def forward(self, xs):
+        return (self.xp.asarray(self.sizes, dtype=np.float32),)
+
+
 class Assign(Kernel):
     """Copies src into dst in place; as in nnabla, the output gradient flows to dst."""
 
@@ -501,4 +511,4 @@ class Assign(Kernel):
 KERNELS = {cls.__name__: cls for cls in (
     Concatenate, Split, Stack, Slice, Pad, Transpose, Reshape, Broadcast, BroadcastTo, Tile,
     Flip, OneHot, Shift, Sort, MatrixDiag, MatrixDiagPart, Trilu, Meshgrid, BatchDet,
-    BatchInv, BatchLogdet, Gather, GatherNd, ScatterNd, ScatterAdd, Assign)}
+    BatchInv, BatchLogdet, Gather, GatherNd, ScatterNd, ScatterAdd, Shape, Assign)}
