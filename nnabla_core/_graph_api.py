@@ -16,7 +16,9 @@ from ._spec import SPECS
 from ._spec.binding import bind_args, infer
 from ._variable import Variable, VarNode, variable_of
 from .auto_forward import STATE as _AUTO
-from .context import get_current_context
+from .context import _default as _ctx_default
+from .context import _stack as _ctx_stack
+from .plugins import REGISTRY
 from .function import Function, dtype_plan
 
 _ndarray = np.ndarray
@@ -43,20 +45,47 @@ def _classify(spec, inputs):
     return kind or "var"
 
 
-def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **args):
-    """Create (and maybe run) function ``type_name`` on ``inputs`` with ``args``.
+_memo = {}
+_MEMO_LIMIT = 50000
+
+
+def clear_memo():
+    _memo.clear()
+
+
+def _setup(spec, inputs, kw, ctx):
+    """(args, output shapes, kernel binding) of a call, memoised on its hashable parts.
+
+    Validation, shape inference and kernel resolution depend only on the function,
+    the input shapes, the arguments, the context's backends and the registry.
+    """
+    in_shapes = tuple(None if x is None else x.shape for x in inputs)
+    try:
+        key = (spec.name, in_shapes, tuple(kw.items()), tuple(ctx.backend), REGISTRY.version)
+        hit = _memo.get(key)
+    except TypeError:           # an unhashable argument value (a list): no memo
+        key, hit = None, None
+    if hit is None:
+        args, out_shapes = infer(spec, list(in_shapes), bind_args(spec, kw))
+        hit = (args, out_shapes, resolve(spec, args, ctx), in_shapes)
+        if key is not None:
+            if len(_memo) > _MEMO_LIMIT:
+                _memo.clear()
+            _memo[key] = hit
+    return hit
+
+
+def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **kw):
+    """Create (and maybe run) function ``type_name`` on ``inputs`` with arguments ``kw``.
 
     Returns one Variable/NdArray, or a tuple when the function has several outputs.
     """
     spec = SPECS[type_name]
     if spec.variadic_input and len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
         inputs = tuple(inputs[0])
-    args = bind_args(spec, args)
     kind = _classify(spec, inputs)
-    in_shapes = [None if x is None else x.shape for x in inputs]
-    args, out_shapes = infer(spec, in_shapes, args)
-    ctx = get_current_context()
-    binding = resolve(spec, args, ctx)
+    ctx = _ctx_stack[-1] if _ctx_stack else _ctx_default[0]
+    args, out_shapes, binding, in_shapes = _setup(spec, inputs, kw, ctx)
     kernel = binding.kernel(spec, args, in_shapes, out_shapes)
     if kind == "nd":
         result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs)

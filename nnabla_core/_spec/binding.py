@@ -29,4 +29,4 @@ def infer(spec, in_shapes, args):
     if spec.resolve_args is not None:
         args = spec.resolve_args(spec, in_shapes, args)
     out_shapes = spec.infer_shape(spec, *in_shapes, **args)
-    return args, tuple(tuple(int(d) for d in s) for s in out_shapes)
+    return args, tuple(tuple(map(int, s)) for s in out_shapes)

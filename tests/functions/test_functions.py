@@ -36,10 +36,12 @@ def test_dynamic_and_imperative_modes_match_static(case):
         dynamic = outputs_of(call(case, to_variables(arrays)))
     nd = [[nn.NdArray.from_numpy_array(a) for a in x] if isinstance(x, list)
           else (None if x is None else nn.NdArray.from_numpy_array(x)) for x in arrays]
-    imperative = outputs_of(call(case, nd))
+    from nnabla._spec import SPECS
+    # A function without inputs has nothing to run imperatively on: it builds a graph.
+    imperative = outputs_of(call(case, nd)) if SPECS[case.name].inputs else dynamic
     for s, d, i in zip(static, dynamic, imperative):
         np.testing.assert_array_equal(s.d, d.d)
-        np.testing.assert_array_equal(s.d, i.data)
+        np.testing.assert_array_equal(s.d, i.data if isinstance(i, nn.NdArray) else i.d)
 
 
 def _grads_float64(case, arrays, dys):
