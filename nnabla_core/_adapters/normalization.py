@@ -5,6 +5,8 @@ asks for the batch mean and variance as two more outputs.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from nnabla._graph_api import call_function
@@ -124,9 +126,9 @@ def layer_normalization(x, beta, gamma, batch_axis=0, eps=1e-05, output_stat=Fal
     the statistics (``output_stat``) have size 1 off the batch axes.
 
     >>> import numpy as np, nnabla as nn, nnabla.functions as F
-    >>> x = nn.NdArray.from_numpy_array(np.array([[1., 3.], [2., 2.]], np.float32))
+    >>> x = nn.NdArray.from_numpy_array(np.array([[1., 3.], [2., 6.]], np.float32))
     >>> F.layer_normalization(x, None, None, eps=0.0).data.tolist()
-    [[-1.0, 1.0], [0.0, 0.0]]
+    [[-1.0, 1.0], [-1.0, 1.0]]
     """
     return call_function("LayerNormalization", x, beta, gamma, batch_axis=_list(batch_axis),
                          eps=eps, no_scale=gamma is None, no_bias=beta is None,
@@ -201,14 +203,14 @@ def clip_by_value(x, min, max):  # noqa: A002 - nnabla's argument names
     [-1.0, 0.5, 1.0]
     """
     for name, v in (("min", min), ("max", max)):
-        if not (np.isscalar(v) or isinstance(v, (Variable, NdArray))):
+        if not (isinstance(v, numbers.Real) or isinstance(v, (Variable, NdArray))):
             raise TypeError(f"F.clip_by_value: argument '{name}' is of type "
-                            f"{type(v).__name__}; expected a scalar, Variable or NdArray")
-    if np.isscalar(min):
+                            f"{type(v).__name__}; expected a number, Variable or NdArray")
+    if isinstance(min, numbers.Real):
         y = call_function("MaximumScalar", x, val=float(min))
     else:
         y = call_function("Maximum2", x, min)
-    if np.isscalar(max):
+    if isinstance(max, numbers.Real):
         return call_function("MinimumScalar", y, val=float(max))
     return call_function("Minimum2", y, max)
 

@@ -38,22 +38,25 @@ def moments(xp, x, keep):
     return m, sum_to(xp, xc, keep, xc) / n, xc
 
 
-def standardize_grad(xp, dy, scale, xc, inv_std, keep, dmean=None, dvar=None):
+def standardize_grad(xp, dy, scale, xc, inv_std, keep, dmean=None, dvar=None, sums=None):
     """Gradient wrt x of ``y = (x - mean(x)) * inv_std(x) * scale``, statistics from x.
 
     ``scale`` is None or has the statistics' shape; ``dmean``/``dvar`` are
-    gradients flowing into the batch mean and (biased) variance outputs.
+    gradients flowing into the batch mean and (biased) variance outputs;
+    ``sums`` may pass ``(sum dy, sum dy * xc)`` when the caller has them.
     """
     n = max(xc.size // max(math.prod(xc.shape[i] for i in keep), 1), 1)
+    s_dy, s_dyxc = sums if sums is not None else (sum_to(xp, dy, keep), sum_to(xp, dy, keep, xc))
     s = inv_std if scale is None else scale * inv_std
-    coef = -s * inv_std * inv_std * sum_to(xp, dy, keep, xc) / n
-    const = -s * sum_to(xp, dy, keep) / n
+    coef = -s * inv_std * inv_std * s_dyxc / n
+    const = -s * s_dy / n
     if dvar is not None:
         coef = coef + 2.0 * dvar / n
     if dmean is not None:
         const = const + dmean / n
     dx = dy * s
-    dx += xc * coef
+    xc *= coef      # xc is the caller's scratch copy of x - mean
+    dx += xc
     dx += const
     return dx
 
@@ -73,6 +76,9 @@ class _Standardize(Kernel):
         self.keep = tuple(self.keep_axes())
         self.stat = stat_shape(self.norm_shape, self.keep)
         self.output_stat = len(self.out_shapes) == 3
+        # Presence from the shapes: backward receives only the data it declared it needs.
+        self.has_beta = self.param_shape(self.BETA) is not None
+        self.has_gamma = self.param_shape(self.GAMMA) is not None
         # Parameters of the statistics' shape allow the fused per-statistic path.
         self.fast = self.norm_shape == self.x_shape and all(
             self.GAMMA is None or s is None or tuple(s) == self.stat
@@ -120,17 +126,18 @@ class _Standardize(Kernel):
         xc = xs[0].reshape(self.norm_shape) - self.mean
         grads = [None] * len(xs)
         if self.fast:
-            if self.BETA is not None and beta is not None and pd[self.BETA]:
-                grads[self.BETA] = sum_to(xp, dy, self.keep)
-            if self.GAMMA is not None and gamma is not None and pd[self.GAMMA]:
-                grads[self.GAMMA] = sum_to(xp, dy, self.keep, xc) * self.inv_std
+            sums = sum_to(xp, dy, self.keep), sum_to(xp, dy, self.keep, xc)
+            if self.has_beta and pd[self.BETA]:
+                grads[self.BETA] = sums[0]
+            if self.has_gamma and pd[self.GAMMA]:
+                grads[self.GAMMA] = sums[1] * self.inv_std
             if pd[0]:
                 grads[0] = standardize_grad(xp, dy, gamma, xc, self.inv_std, self.keep,
-                                            dmean, dvar)
+                                            dmean, dvar, sums)
             return grads
-        if beta is not None and pd[self.BETA]:
-            grads[self.BETA] = unbroadcast(xp, dy, beta.shape)
-        if gamma is not None and pd[self.GAMMA]:
+        if self.has_beta and pd[self.BETA]:
+            grads[self.BETA] = unbroadcast(xp, dy, self.in_shapes[self.BETA])
+        if self.has_gamma and pd[self.GAMMA]:
             xhat = (xc * self.inv_std).reshape(self.x_shape)
             grads[self.GAMMA] = unbroadcast(xp, dy * xhat, gamma.shape)
         if pd[0]:
@@ -219,9 +226,9 @@ class BatchNormalization(_Standardize):
         dy = dys[0]
         self.inv_std = 1.0 / xp.sqrt(xs[self.VARIANCE] + self.eps)
         grads = [None] * len(xs)
-        if beta is not None and pd[self.BETA]:
+        if self.has_beta and pd[self.BETA]:
             grads[self.BETA] = sum_to(xp, dy, self.keep)
-        if gamma is not None and pd[self.GAMMA]:
+        if self.has_gamma and pd[self.GAMMA]:
             grads[self.GAMMA] = sum_to(xp, dy, self.keep, xs[0] - xs[self.MEAN]) * self.inv_std
         if pd[0]:
             grads[0] = dy * (self.inv_std if gamma is None else gamma * self.inv_std)
@@ -244,7 +251,7 @@ class FusedBatchNormalization(BatchNormalization):
     def backward(self, xs, ys, dys, pd):
         dy = dys[0] * (ys[0] > 0)
         grads = super().backward(xs[:5], ys, [dy, *dys[1:]], pd[:5])
-        if len(xs) > self.Z and xs[self.Z] is not None:
+        if len(self.in_shapes) > self.Z and self.in_shapes[self.Z] is not None:
             grads.append(dy if pd[self.Z] else None)
         return grads
 
