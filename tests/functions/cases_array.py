@@ -132,6 +132,7 @@ CASES = [
     Case("Shift", [Normal(S)], {"shifts": (1, -2)}, ref=_shift_ref),
     Case("Shift", [Normal(S)], {"shifts": (0, 4, -7), "border_mode": "reflect"},
          ref=_shift_ref, id="reflect"),
+    Case("Shift", [Normal(S)], {"shifts": (5, -1)}, ref=_shift_ref, id="beyond-the-axis"),
     Case("Sort", [Normal(S)], {"axis": 1, "with_index": True}, ref=_sort_ref),
     Case("Sort", [Normal(S)], {"reverse": True}, ref=_sort_ref, id="reverse"),
     Case("Sort", [Normal(S)], {"only_index": True}, ref=_sort_ref, grad=False, id="only-index"),

@@ -18,10 +18,19 @@ def _along(ndim, axis, index):
     return (slice(None),) * axis + (index,) + (slice(None),) * (ndim - axis - 1)
 
 
-def take_grad(xp, g, idx, n, axis):
-    """Transpose of ``x.take(idx, axis)``: add each slice of ``g`` to position ``idx``."""
+def take_grad(xp, g, idx, n, axis, run):
+    """Transpose of ``x.take(idx, axis)`` for an index map that is mostly a shift.
+
+    ``run = (a, b, src)``: output positions a..b-1 read sources src, src+1, ...;
+    they are copied at once, and each remaining (border) position is added on
+    its own, so repeated sources accumulate without a slow scatter.
+    """
+    a, b, src = run
+    nd = g.ndim
     out = xp.zeros(g.shape[:axis] + (n,) + g.shape[axis + 1:], dtype=g.dtype)
-    xp.add.at(xp.moveaxis(out, axis, 0), idx, xp.moveaxis(g, axis, 0))
+    out[_along(nd, axis, slice(src, src + b - a))] = g[_along(nd, axis, slice(a, b))]
+    for k in [*range(a), *range(b, g.shape[axis])]:
+        out[_along(nd, axis, int(idx[k]))] += g[_along(nd, axis, k)]
     return out
 
 
@@ -139,21 +148,10 @@ class Pad(Kernel):
         if self.mode == "constant":
             return [g[tuple(slice(b, b + n) for (b, _), n in zip(self.widths, shape))]]
         for ax in sorted(self.maps, reverse=True):
-            g = self._axis_grad(g, ax, shape[ax])
+            before = self.widths[ax][0]
+            run = (before, before + shape[ax], 0)
+            g = take_grad(self.xp, g, self.maps[ax], shape[ax], ax, run)
         return [g]
-
-    def _axis_grad(self, g, ax, n):
-        """Sum the gradient of every padded copy back onto its source along ``ax``."""
-        xp = self.xp
-        before, after = self.widths[ax]
-        idx = xp.asarray(self.maps[ax])
-        out = g[_along(g.ndim, ax, slice(before, before + n))].copy()
-        target, src = xp.moveaxis(out, ax, 0), xp.moveaxis(g, ax, 0)
-        if before:
-            xp.add.at(target, idx[:before], src[:before])
-        if after:
-            xp.add.at(target, idx[before + n:], src[before + n:])
-        return out
 
 
 class Transpose(Kernel):
@@ -214,7 +212,10 @@ class Tile(Kernel):
     def backward(self, xs, ys, dys, propagate_down):
         # y viewed as (r0, s0, r1, s1, ...): every copy of x sums into it.
         interleaved = [d for pair in zip(self.reps_full, self.x_full) for d in pair]
-        g = dys[0].reshape(interleaved).sum(axis=tuple(range(0, len(interleaved), 2)))
+        rep_axes = tuple(2 * i for i, r in enumerate(self.reps_full) if r > 1)
+        g = dys[0].reshape(interleaved)
+        # Summing only the repeated axes keeps numpy on its fast reduction path.
+        g = g.sum(axis=rep_axes) if rep_axes else g
         return [g.reshape(self.in_shapes[0])]
 
 
@@ -271,7 +272,9 @@ class Shift(Kernel):
     def backward(self, xs, ys, dys, propagate_down):
         g = dys[0]
         for ax in sorted(self.maps, reverse=True):
-            g = take_grad(self.xp, g, self.xp.asarray(self.maps[ax]), g.shape[ax], ax)
+            n, s = g.shape[ax], self.shifts[ax]
+            run = (min(max(s, 0), n), min(max(n + s, 0), n), max(-s, 0))
+            g = take_grad(self.xp, g, self.maps[ax], n, ax, run)
         return [g]
 
 
