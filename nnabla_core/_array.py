@@ -161,6 +161,17 @@ class SyncedArray:
     def has_data(self):
         return bool(self.heads) or self.fill_value is not None
 
+    def view(self, shape):
+        """A new SyncedArray of ``shape`` whose current heads share this one's memory."""
+        shape = tuple(shape)
+        if int(np.prod(shape)) != int(np.prod(self.shape)):
+            raise ValueError(f"cannot view an array of shape {self.shape} as {shape}")
+        other = SyncedArray(shape, self.dtype)
+        other.fill_value = self.fill_value
+        for key, head in self.heads.items():
+            other._hold(key, head.reshape(shape))
+        return other
+
     def reshape(self, shape):
         """Reset the logical shape; existing contents are kept when the size agrees."""
         shape = tuple(shape)

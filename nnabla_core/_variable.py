@@ -180,9 +180,9 @@ class Variable:
         """A variable of ``shape`` sharing this one's data (and grad); linked unless ``unlink``."""
         shape = tuple(shape)
         if unlink:
-            v = Variable(self.shape, need_grad=self.need_grad)
-            v._node.data, v._node.grad = self._node.data, self._node.grad
-            v.reset_shape(shape)
+            v = Variable(shape, need_grad=self.need_grad)
+            v._node.data = self._node.data.view(shape)
+            v._node.grad = self._node.grad.view(shape)
             return v
         from ._graph_api import call_function
         return call_function("Reshape", self, shape=shape, inplace=True)
