@@ -53,7 +53,7 @@ def clear_memo():
     _memo.clear()
 
 
-def _setup(spec, inputs, kw, ctx):
+def _setup(spec, inputs, kw, ctx, n_outputs):
     """(args, output shapes, kernel binding) of a call, memoised on its hashable parts.
 
     Validation, shape inference and kernel resolution depend only on the function,
@@ -61,12 +61,13 @@ def _setup(spec, inputs, kw, ctx):
     """
     in_shapes = tuple(None if x is None else x.shape for x in inputs)
     try:
-        key = (spec.name, in_shapes, tuple(kw.items()), tuple(ctx.backend), REGISTRY.version)
+        key = (spec.name, in_shapes, tuple(kw.items()), tuple(ctx.backend), REGISTRY.version,
+               n_outputs)
         hit = _memo.get(key)
     except TypeError:           # an unhashable argument value (a list): no memo
         key, hit = None, None
     if hit is None:
-        args, out_shapes = infer(spec, list(in_shapes), bind_args(spec, kw))
+        args, out_shapes = infer(spec, list(in_shapes), bind_args(spec, kw), n_outputs)
         hit = (args, out_shapes, resolve(spec, args, ctx), in_shapes)
         if key is not None:
             if len(_memo) > _MEMO_LIMIT:
@@ -85,7 +86,7 @@ def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **kw):
         inputs = tuple(inputs[0])
     kind = _classify(spec, inputs)
     ctx = _ctx_stack[-1] if _ctx_stack else _ctx_default[0]
-    args, out_shapes, binding, in_shapes = _setup(spec, inputs, kw, ctx)
+    args, out_shapes, binding, in_shapes = _setup(spec, inputs, kw, ctx, n_outputs)
     kernel = binding.kernel(spec, args, in_shapes, out_shapes)
     if kind == "nd":
         result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs)
@@ -105,7 +106,7 @@ def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs):
     for i, (y, dt, shape) in enumerate(zip(ys, outs, out_shapes)):
         if y.__class__ is not _ndarray and fam == "cpu":
             y = np.asarray(y)
-        if y.dtype != dt:
+        if y.dtype != dt and (y.dtype.kind == "f" or dt.kind != "f"):
             y = y.astype(dt)
         if y.shape != shape:
             y = y.reshape(shape)

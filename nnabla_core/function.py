@@ -109,8 +109,8 @@ class Function:
                 continue
             if y.__class__ is not _ndarray and fam == "cpu":
                 y = np.asarray(y)
-            if y.dtype != dt:
-                y = y.astype(dt)
+            if y.dtype != dt and (y.dtype.kind == "f" or dt.kind != "f"):
+                y = y.astype(dt)      # float outputs take the storage type; indices keep theirs
             if y.shape != node.data.shape:
                 y = self._fix_shape(y, node.data.shape)
             node.data.set(y, fam)

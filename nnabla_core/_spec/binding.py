@@ -1,6 +1,8 @@
 """Binding user arguments to a spec: defaults, coercion, shape inference."""
 from __future__ import annotations
 
+import inspect
+
 from .args import coerce
 from .base import REQUIRED
 
@@ -20,13 +22,26 @@ def bind_args(spec, kwargs):
     return out
 
 
-def infer(spec, in_shapes, args):
+def _takes_n_outputs(spec):
+    takes = getattr(spec, "_takes_n_outputs", None)
+    if takes is None:
+        params = inspect.signature(spec.infer_shape).parameters
+        takes = spec._takes_n_outputs = "n_outputs" in params
+    return takes
+
+
+def infer(spec, in_shapes, args, n_outputs=-1):
     """Resolve input-dependent defaults, then infer the output shapes.
 
     ``in_shapes`` holds one tuple per input actually given (``None`` for an
-    omitted optional input). Returns ``(args, out_shapes)``.
+    omitted optional input). ``n_outputs`` reaches shape rules that declare it
+    (functions whose output count the caller chooses, e.g. ``output_stat``).
+    Returns ``(args, out_shapes)``.
     """
     if spec.resolve_args is not None:
         args = spec.resolve_args(spec, in_shapes, args)
-    out_shapes = spec.infer_shape(spec, *in_shapes, **args)
+    if _takes_n_outputs(spec):
+        out_shapes = spec.infer_shape(spec, *in_shapes, n_outputs=n_outputs, **args)
+    else:
+        out_shapes = spec.infer_shape(spec, *in_shapes, **args)
     return args, tuple(tuple(map(int, s)) for s in out_shapes)

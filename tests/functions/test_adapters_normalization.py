@@ -65,8 +65,6 @@ def test_batch_normalization_rejects_missing_running_stats_in_inference():
         F.batch_normalization(_var(X), None, None, None, None, batch_stat=False)
 
 
-@pytest.mark.xfail(reason="the engine does not pass n_outputs to infer_shape yet",
-                   strict=False)
 def test_batch_normalization_output_stat_returns_batch_mean_and_variance():
     y, m, v = F.batch_normalization(_var(X), None, None, _var(np.zeros(P)), _var(np.ones(P)),
                                     output_stat=True)

@@ -1,0 +1,56 @@
+"""Project sessions: tests, lint, bench, demo.
+
+Each session installs the core, the CPU plugin (its C++ extension is built by
+scikit-build-core + CMake + pybind11) and, for tests, the toy third-party
+backend, into a fresh virtualenv.
+"""
+import os
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = False
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+CORE = ROOT
+CPU = os.path.join(ROOT, "plugins", "nnabla_ext_cpu")
+TOY = os.path.join(ROOT, "tests", "plugins", "nnabla_ext_toy")
+TEST_DEPS = ["pytest>=7.4", "scipy>=1.10", "scikit-learn>=1.2"]
+
+
+def _install(session, *extra):
+    session.install(CORE, CPU, *extra)
+
+
+@nox.session
+def tests(session):
+    """The whole test suite against installed (non-editable) packages."""
+    _install(session, TOY, *TEST_DEPS)
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                os.path.join(ROOT, "tests"), *session.posargs)
+    session.run("python", os.path.join(ROOT, "tools", "core_size.py"))
+
+
+@nox.session
+def lint(session):
+    """ruff over the sources and tests."""
+    session.install("ruff>=0.5")
+    session.run("ruff", "check", "nnabla_core", "plugins", "tests", "benchmarks", "examples")
+
+
+@nox.session
+def demo(session):
+    """The main job: train the tutorial CNN on sklearn's 8x8 digits on the CPU."""
+    _install(session, "scikit-learn>=1.2")
+    session.run("python", os.path.join(ROOT, "examples", "train_digits.py"), *session.posargs)
+
+
+@nox.session
+def bench(session):
+    """Benchmarks (ours vs nnabla 1.39 when a reference interpreter is available)."""
+    _install(session, "scikit-learn>=1.2")
+    args = list(session.posargs)
+    ref = os.environ.get("NNABLA_REFERENCE_PYTHON", "/work/nnabla-ref/bin/python")
+    if os.path.exists(ref) and "--reference-python" not in args:
+        args += ["--reference-python", ref]
+    session.run("python", os.path.join(ROOT, "benchmarks", "run.py"), *args)
