@@ -1,0 +1,1 @@
+"""Utilities of the ``nnabla.utils`` package (data iterators, among others)."""
