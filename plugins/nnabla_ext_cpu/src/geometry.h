@@ -25,6 +25,14 @@ inline int num_threads() {
 #endif
 }
 
+inline void set_num_threads(int n) {
+#ifdef _OPENMP
+  omp_set_num_threads(std::max(1, n));
+#else
+  (void)n;
+#endif
+}
+
 // Below this much work a parallel region costs more than it saves.
 constexpr idx_t kParallelWork = 1 << 14;
 

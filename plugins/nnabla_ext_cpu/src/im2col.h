@@ -33,7 +33,7 @@ void im2col_cf(const T *x, T *col, idx_t batch, idx_t channels, const Geometry &
   const idx_t K = g.kernel_size(), O = g.out_size(), S = g.in_size();
   const idx_t O1 = g.out[1], O2 = g.out[2], s2 = g.stride[2];
   const idx_t rows = channels * K;
-#pragma omp parallel for schedule(static) if (rows * batch * O > kParallelWork)
+#pragma omp parallel for schedule(dynamic, 4) if (rows * batch * O > kParallelWork)
   for (idx_t r = 0; r < rows; ++r) {
     const idx_t c = r / K;
     idx_t k[3], lo[3], hi[3];
@@ -76,7 +76,7 @@ void col2im_cf(const T *col, T *x, idx_t batch, idx_t channels, const Geometry &
   const idx_t K = g.kernel_size(), O = g.out_size(), S = g.in_size();
   const idx_t O1 = g.out[1], O2 = g.out[2], s2 = g.stride[2];
   // One channel per task: the rows of a channel all write into its planes.
-#pragma omp parallel for schedule(static) if (channels * K * batch * O > kParallelWork)
+#pragma omp parallel for schedule(dynamic, 4) if (channels * K * batch * O > kParallelWork)
   for (idx_t c = 0; c < channels; ++c) {
     for (idx_t n = 0; n < batch; ++n) std::fill(x + (n * channels + c) * S,
                                                 x + (n * channels + c + 1) * S, T(0));
@@ -107,7 +107,7 @@ void im2col_cl(const T *x, T *col, idx_t batch, idx_t channels, idx_t groups,
                const Geometry &g) {
   const idx_t K = g.kernel_size(), O = g.out_size(), S = g.in_size();
   const idx_t cg = channels / groups, row = channels * K;
-#pragma omp parallel for schedule(static) if (batch * O * row > kParallelWork)
+#pragma omp parallel for schedule(dynamic, 4) if (batch * O * row > kParallelWork)
   for (idx_t no = 0; no < batch * O; ++no) {
     const idx_t n = no / O, o = no % O;
     const idx_t oo[3] = {o / (g.out[1] * g.out[2]), (o / g.out[2]) % g.out[1], o % g.out[2]};
@@ -135,7 +135,7 @@ void col2im_cl(const T *col, T *x, idx_t batch, idx_t channels, idx_t groups,
   const idx_t K = g.kernel_size(), O = g.out_size(), S = g.in_size();
   const idx_t cg = channels / groups, row = channels * K;
   // One sample per task: all of its pixels write only into its own image.
-#pragma omp parallel for schedule(static) if (batch * O * row > kParallelWork)
+#pragma omp parallel for schedule(dynamic, 4) if (batch * O * row > kParallelWork)
   for (idx_t n = 0; n < batch; ++n) {
     T *xn = x + n * S * channels;
     std::fill(xn, xn + S * channels, T(0));

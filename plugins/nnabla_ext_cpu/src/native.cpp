@@ -40,14 +40,13 @@ void check_size(idx_t given, idx_t expected, const char *what) {
 }
 
 template <typename T>
-py::array_t<T> im2col(In<T> x, idx_t channels, idx_t groups, std::vector<idx_t> in,
-                      std::vector<idx_t> out, std::vector<idx_t> kernel,
-                      std::vector<idx_t> pad, std::vector<idx_t> stride,
-                      std::vector<idx_t> dilation, bool channel_last) {
+py::array_t<T> im2col(In<T> x, idx_t batch, idx_t channels, idx_t groups,
+                      std::vector<idx_t> in, std::vector<idx_t> out,
+                      std::vector<idx_t> kernel, std::vector<idx_t> pad,
+                      std::vector<idx_t> stride, std::vector<idx_t> dilation,
+                      bool channel_last) {
   const Geometry g = make_geometry(in, out, kernel, pad, stride, dilation);
-  const idx_t map = channels * g.in_size();
-  const idx_t batch = map ? x.size() / map : 0;
-  check_size(x.size(), batch * map, "x");
+  check_size(x.size(), batch * channels * g.in_size(), "x");
   if (groups <= 0 || channels % groups)
     throw py::value_error("nnabla_ext.cpu._native.im2col: groups must divide channels");
   py::array_t<T> col(channels * g.kernel_size() * batch * g.out_size());
@@ -109,9 +108,11 @@ max_pool_forward(In<T> x, idx_t outer, idx_t inner, std::vector<idx_t> in,
 template <typename T>
 py::array_t<T> max_pool_backward(In<T> dy, In<idx_t> index, idx_t outer, idx_t x_size) {
   check_size(index.size(), dy.size(), "index");
-  if (outer <= 0 || x_size % outer || dy.size() % outer)
+  if (outer < 0 || (outer > 0 && (x_size % outer || dy.size() % outer)) ||
+      (outer == 0 && (x_size || dy.size())))
     throw py::value_error("nnabla_ext.cpu._native.max_pool_backward: bad outer size");
   py::array_t<T> dx(x_size);
+  if (outer == 0) return dx;
   const T *pd = dy.data();
   const idx_t *pi = index.data();
   T *px = dx.mutable_data();
@@ -159,7 +160,7 @@ py::array_t<T> avg_pool_backward(In<T> dy, idx_t outer, idx_t inner, std::vector
 template <typename T>
 void bind_all(py::module_ &m) {
   using namespace pybind11::literals;
-  m.def("im2col", &im2col<T>, "x"_a, "channels"_a, "groups"_a, "in_shape"_a, "out_shape"_a,
+  m.def("im2col", &im2col<T>, "x"_a, "batch"_a, "channels"_a, "groups"_a, "in_shape"_a, "out_shape"_a,
         "kernel"_a, "pad"_a, "stride"_a, "dilation"_a, "channel_last"_a,
         "Patches of x (N, C, *in) or (N, *in, C) as a flat column buffer.");
   m.def("col2im", &col2im<T>, "col"_a, "batch"_a, "channels"_a, "groups"_a, "in_shape"_a,
@@ -181,10 +182,13 @@ void bind_all(py::module_ &m) {
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
+  using namespace pybind11::literals;
   m.doc() = "Native C++ kernels of nnabla_ext.cpu";
   m.attr("ABI_VERSION") = 2;
   // float first: with an exact dtype match pybind11 picks the first overload.
   bind_all<float>(m);
   bind_all<double>(m);
   m.def("num_threads", &nbla_native::num_threads, "Threads the native loops may use.");
+  m.def("set_num_threads", &nbla_native::set_num_threads, "n"_a,
+        "Limit the threads of the native loops (OpenMP); BLAS is not affected.");
 }

@@ -1,12 +1,14 @@
 // Max / average / sum pooling over (outer, S0, S1, S2, inner) arrays.
 //
 // `inner` is 1 for channel-first data and C for channel-last data, so both
-// layouts share one loop nest. A window starts at o*stride - pad, is cut at
+// layouts share one loop nest (instantiated separately for inner == 1 so the
+// channel loop vanishes). A window starts at o*stride - pad, is cut at
 // in + pad (nnabla's rule, which also fixes the including-pad divisor) and
 // then clipped to the image; padding never takes part in a maximum.
 #pragma once
 
 #include <algorithm>
+#include <vector>
 
 #include "geometry.h"
 
@@ -14,35 +16,115 @@ namespace nbla_native {
 
 namespace detail {
 
-struct Window {
-  idx_t start[3], end[3];
-  idx_t padded_count;  // window size counting padding (including_pad divisor)
-  idx_t count() const {
-    return (end[0] - start[0]) * (end[1] - start[1]) * (end[2] - start[2]);
+// Per axis and output position: clipped window [start, end) and its length
+// counting padding. Computed once per call instead of once per output.
+struct Windows {
+  std::vector<idx_t> start[3], end[3], padded[3];
+
+  explicit Windows(const Geometry &g) {
+    for (int a = 0; a < 3; ++a) {
+      for (idx_t o = 0; o < g.out[a]; ++o) {
+        const idx_t st = o * g.stride[a] - g.pad[a];
+        const idx_t en = std::min(st + g.kernel[a], g.in[a] + g.pad[a]);
+        const idx_t cst = std::max<idx_t>(st, 0);
+        start[a].push_back(cst);
+        end[a].push_back(std::max(cst, std::min(en, g.in[a])));
+        padded[a].push_back(en - st);
+      }
+    }
+  }
+
+  idx_t divisor(idx_t o0, idx_t o1, idx_t o2, bool including_pad, bool average) const {
+    if (!average) return 1;
+    if (including_pad) return padded[0][o0] * padded[1][o1] * padded[2][o2];
+    return (end[0][o0] - start[0][o0]) * (end[1][o1] - start[1][o1]) *
+           (end[2][o2] - start[2][o2]);
   }
 };
 
-inline Window window(const Geometry &g, const idx_t o[3]) {
-  Window w;
-  w.padded_count = 1;
-  for (int a = 0; a < 3; ++a) {
-    idx_t st = o[a] * g.stride[a] - g.pad[a];
-    idx_t en = std::min(st + g.kernel[a], g.in[a] + g.pad[a]);
-    w.padded_count *= en - st;
-    w.start[a] = std::max<idx_t>(st, 0);
-    w.end[a] = std::max(w.start[a], std::min(en, g.in[a]));
-  }
-  return w;
+// Calls body(o, o0, o1, o2) for every output position; `o` is its flat index.
+template <typename Body>
+inline void for_each_output(const Geometry &g, Body body) {
+  idx_t o = 0;
+  for (idx_t o0 = 0; o0 < g.out[0]; ++o0)
+    for (idx_t o1 = 0; o1 < g.out[1]; ++o1)
+      for (idx_t o2 = 0; o2 < g.out[2]; ++o2, ++o) body(o, o0, o1, o2);
 }
 
-inline void split_out(const Geometry &g, idx_t o, idx_t oo[3]) {
-  oo[2] = o % g.out[2];
-  oo[1] = (o / g.out[2]) % g.out[1];
-  oo[0] = o / (g.out[1] * g.out[2]);
+template <bool kSingle, typename T>
+void max_forward_block(const T *__restrict x, T *__restrict y, idx_t *__restrict index,
+                       idx_t base, idx_t inner, const Geometry &g, const Windows &w) {
+  const idx_t C = kSingle ? 1 : inner;
+  for_each_output(g, [&](idx_t o, idx_t o0, idx_t o1, idx_t o2) {
+    T *yo = y + o * C;
+    idx_t *io = index + o * C;
+    const idx_t s0 = w.start[0][o0], e0 = w.end[0][o0], s1 = w.start[1][o1],
+                e1 = w.end[1][o1], s2 = w.start[2][o2], e2 = w.end[2][o2];
+    if (s0 == e0 || s1 == e1 || s2 == e2) {  // no element: ruled out by the spec
+      std::fill(yo, yo + C, T(0));
+      std::fill(io, io + C, idx_t(-1));
+      return;
+    }
+    const idx_t first = ((s0 * g.in[1] + s1) * g.in[2] + s2) * C;
+    for (idx_t c = 0; c < C; ++c) {
+      yo[c] = x[first + c];
+      io[c] = base + first + c;
+    }
+    for (idx_t i0 = s0; i0 < e0; ++i0)
+      for (idx_t i1 = s1; i1 < e1; ++i1) {
+        const idx_t row = (i0 * g.in[1] + i1) * g.in[2];
+        for (idx_t i2 = s2; i2 < e2; ++i2) {
+          const idx_t at = (row + i2) * C;
+          for (idx_t c = 0; c < C; ++c) {
+            if (yo[c] < x[at + c]) {  // strict: the first maximum wins ties
+              yo[c] = x[at + c];
+              io[c] = base + at + c;
+            }
+          }
+        }
+      }
+  });
 }
 
-inline idx_t offset(const Geometry &g, idx_t i0, idx_t i1, idx_t i2, idx_t inner) {
-  return ((i0 * g.in[1] + i1) * g.in[2] + i2) * inner;
+template <bool kSingle, typename T>
+void avg_forward_block(const T *__restrict x, T *__restrict y, idx_t inner,
+                       const Geometry &g, const Windows &w, bool including_pad, bool average) {
+  const idx_t C = kSingle ? 1 : inner;
+  for_each_output(g, [&](idx_t o, idx_t o0, idx_t o1, idx_t o2) {
+    T *yo = y + o * C;
+    std::fill(yo, yo + C, T(0));
+    for (idx_t i0 = w.start[0][o0]; i0 < w.end[0][o0]; ++i0)
+      for (idx_t i1 = w.start[1][o1]; i1 < w.end[1][o1]; ++i1) {
+        const idx_t row = (i0 * g.in[1] + i1) * g.in[2];
+        for (idx_t i2 = w.start[2][o2]; i2 < w.end[2][o2]; ++i2)
+          for (idx_t c = 0; c < C; ++c) yo[c] += x[(row + i2) * C + c];
+      }
+    if (average) {
+      const T d = T(w.divisor(o0, o1, o2, including_pad, average));
+      for (idx_t c = 0; c < C; ++c) yo[c] /= d;
+    }
+  });
+}
+
+template <bool kSingle, typename T>
+void avg_backward_block(const T *__restrict dy, T *__restrict dx, idx_t inner,
+                        const Geometry &g, const Windows &w, bool including_pad, bool average) {
+  const idx_t C = kSingle ? 1 : inner;
+  std::fill(dx, dx + g.in_size() * C, T(0));
+  for_each_output(g, [&](idx_t o, idx_t o0, idx_t o1, idx_t o2) {
+    const T *go = dy + o * C;
+    const T d = T(w.divisor(o0, o1, o2, including_pad, average));
+    for (idx_t i0 = w.start[0][o0]; i0 < w.end[0][o0]; ++i0)
+      for (idx_t i1 = w.start[1][o1]; i1 < w.end[1][o1]; ++i1) {
+        const idx_t row = (i0 * g.in[1] + i1) * g.in[2];
+        for (idx_t i2 = w.start[2][o2]; i2 < w.end[2][o2]; ++i2)
+          for (idx_t c = 0; c < C; ++c) dx[(row + i2) * C + c] += go[c] / d;
+      }
+  });
+}
+
+inline bool parallel_worth(idx_t outer, idx_t inner, const Geometry &g) {
+  return outer * inner * g.out_size() * g.kernel_size() > kParallelWork;
 }
 
 }  // namespace detail
@@ -52,42 +134,14 @@ inline idx_t offset(const Geometry &g, idx_t i0, idx_t i1, idx_t i2, idx_t inner
 template <typename T>
 void max_pool_forward(const T *x, T *y, idx_t *index, idx_t outer, idx_t inner,
                       const Geometry &g) {
-  const idx_t X = g.in_size() * inner, O = g.out_size();
-#pragma omp parallel for schedule(static) if (outer * O * inner * g.kernel_size() > kParallelWork)
+  const detail::Windows w(g);
+  const idx_t X = g.in_size() * inner, Y = g.out_size() * inner;
+#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
   for (idx_t b = 0; b < outer; ++b) {
-    for (idx_t o = 0; o < O; ++o) {
-      idx_t oo[3];
-      detail::split_out(g, o, oo);
-      const detail::Window w = detail::window(g, oo);
-      T *yo = y + (b * O + o) * inner;
-      idx_t *io = index + (b * O + o) * inner;
-      if (w.count() == 0) {
-        std::fill(yo, yo + inner, T(0));
-        std::fill(io, io + inner, idx_t(-1));
-        continue;
-      }
-      bool first = true;
-      for (idx_t i0 = w.start[0]; i0 < w.end[0]; ++i0)
-        for (idx_t i1 = w.start[1]; i1 < w.end[1]; ++i1)
-          for (idx_t i2 = w.start[2]; i2 < w.end[2]; ++i2) {
-            const idx_t base = b * X + detail::offset(g, i0, i1, i2, inner);
-            const T *xv = x + base;
-            if (first) {
-              for (idx_t c = 0; c < inner; ++c) {
-                yo[c] = xv[c];
-                io[c] = base + c;
-              }
-              first = false;
-              continue;
-            }
-            for (idx_t c = 0; c < inner; ++c) {
-              if (yo[c] < xv[c]) {
-                yo[c] = xv[c];
-                io[c] = base + c;
-              }
-            }
-          }
-    }
+    if (inner == 1)
+      detail::max_forward_block<true>(x + b * X, y + b * Y, index + b * Y, b * X, inner, g, w);
+    else
+      detail::max_forward_block<false>(x + b * X, y + b * Y, index + b * Y, b * X, inner, g, w);
   }
 }
 
@@ -95,7 +149,7 @@ void max_pool_forward(const T *x, T *y, idx_t *index, idx_t outer, idx_t inner,
 template <typename T>
 void max_pool_backward(const T *dy, const idx_t *index, T *dx, idx_t outer, idx_t y_block,
                        idx_t x_block) {
-#pragma omp parallel for schedule(static) if (outer * (x_block + y_block) > kParallelWork)
+#pragma omp parallel for schedule(dynamic, 16) if (outer * (x_block + y_block) > kParallelWork)
   for (idx_t b = 0; b < outer; ++b) {
     std::fill(dx + b * x_block, dx + (b + 1) * x_block, T(0));
     for (idx_t j = b * y_block; j < (b + 1) * y_block; ++j) {
@@ -104,57 +158,34 @@ void max_pool_backward(const T *dy, const idx_t *index, T *dx, idx_t outer, idx_
   }
 }
 
-inline idx_t divisor(const detail::Window &w, bool including_pad, bool average) {
-  if (!average) return 1;
-  return including_pad ? w.padded_count : w.count();
-}
-
 template <typename T>
 void avg_pool_forward(const T *x, T *y, idx_t outer, idx_t inner, const Geometry &g,
                       bool including_pad, bool average) {
-  const idx_t X = g.in_size() * inner, O = g.out_size();
-#pragma omp parallel for schedule(static) if (outer * O * inner * g.kernel_size() > kParallelWork)
+  const detail::Windows w(g);
+  const idx_t X = g.in_size() * inner, Y = g.out_size() * inner;
+#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
   for (idx_t b = 0; b < outer; ++b) {
-    for (idx_t o = 0; o < O; ++o) {
-      idx_t oo[3];
-      detail::split_out(g, o, oo);
-      const detail::Window w = detail::window(g, oo);
-      T *yo = y + (b * O + o) * inner;
-      std::fill(yo, yo + inner, T(0));
-      for (idx_t i0 = w.start[0]; i0 < w.end[0]; ++i0)
-        for (idx_t i1 = w.start[1]; i1 < w.end[1]; ++i1)
-          for (idx_t i2 = w.start[2]; i2 < w.end[2]; ++i2) {
-            const T *xv = x + b * X + detail::offset(g, i0, i1, i2, inner);
-            for (idx_t c = 0; c < inner; ++c) yo[c] += xv[c];
-          }
-      if (average) {
-        const T d = T(divisor(w, including_pad, average));
-        for (idx_t c = 0; c < inner; ++c) yo[c] /= d;
-      }
-    }
+    if (inner == 1)
+      detail::avg_forward_block<true>(x + b * X, y + b * Y, inner, g, w, including_pad, average);
+    else
+      detail::avg_forward_block<false>(x + b * X, y + b * Y, inner, g, w, including_pad,
+                                       average);
   }
 }
 
 template <typename T>
 void avg_pool_backward(const T *dy, T *dx, idx_t outer, idx_t inner, const Geometry &g,
                        bool including_pad, bool average) {
-  const idx_t X = g.in_size() * inner, O = g.out_size();
-#pragma omp parallel for schedule(static) if (outer * O * inner * g.kernel_size() > kParallelWork)
+  const detail::Windows w(g);
+  const idx_t X = g.in_size() * inner, Y = g.out_size() * inner;
+#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
   for (idx_t b = 0; b < outer; ++b) {
-    std::fill(dx + b * X, dx + (b + 1) * X, T(0));
-    for (idx_t o = 0; o < O; ++o) {
-      idx_t oo[3];
-      detail::split_out(g, o, oo);
-      const detail::Window w = detail::window(g, oo);
-      const T *go = dy + (b * O + o) * inner;
-      const T d = T(divisor(w, including_pad, average));
-      for (idx_t i0 = w.start[0]; i0 < w.end[0]; ++i0)
-        for (idx_t i1 = w.start[1]; i1 < w.end[1]; ++i1)
-          for (idx_t i2 = w.start[2]; i2 < w.end[2]; ++i2) {
-            T *xv = dx + b * X + detail::offset(g, i0, i1, i2, inner);
-            for (idx_t c = 0; c < inner; ++c) xv[c] += go[c] / d;
-          }
-    }
+    if (inner == 1)
+      detail::avg_backward_block<true>(dy + b * Y, dx + b * X, inner, g, w, including_pad,
+                                       average);
+    else
+      detail::avg_backward_block<false>(dy + b * Y, dx + b * X, inner, g, w, including_pad,
+                                        average);
   }
 }
 

@@ -66,6 +66,10 @@ class ConvGeometry:
         """Columns of the column matrix: batch * prod(out_shape)."""
         return self.batch * math.prod(self.out_shape)
 
+    @property
+    def out_pixels(self):
+        return math.prod(self.out_shape)
+
 
 def conv_geometry(image, out_spatial, kernel, kernel_args, base_axis, groups, channel_last):
     """The geometry of an image shape (``image``: the full shape, batch axes included)."""
@@ -112,7 +116,7 @@ def im2col(xp, x, g):
     for k in itertools.product(*map(range, g.kernel)):
         patch = xpad[_spatial_index(g, _tap_slices(g, k))]
         if g.channel_last:
-            col[lead + k] = patch.reshape(patch.shape[:-1] + (g.groups, -1))
+            col[lead + k] = patch.reshape(patch.shape[:-1] + (g.groups, g.channels // g.groups))
         else:
             col[(slice(None),) + k] = patch.swapaxes(0, 1)
     return col
@@ -156,14 +160,18 @@ def maps_as_gemm(g, y, channels):
     per = channels // g.groups
     if g.channel_last:
         return y.reshape(g.pixels, g.groups, per).transpose(1, 2, 0)
-    return y.reshape(g.batch, channels, -1).transpose(1, 0, 2).reshape(g.groups, per, g.pixels)
+    y = y.reshape(g.batch, channels, g.out_pixels).transpose(1, 0, 2)
+    return y.reshape(g.groups, per, g.pixels)
 
 
-def gemm_as_maps(g, m, shape):
+def gemm_as_maps(xp, g, m, shape):
+    """Inverse of :func:`maps_as_gemm`, as a C-contiguous array of ``shape``."""
     channels = m.shape[0] * m.shape[1]
     if g.channel_last:
-        return m.reshape(channels, g.pixels).T.reshape(shape)
-    return m.reshape(channels, g.batch, -1).transpose(1, 0, 2).reshape(shape)
+        m = m.reshape(channels, g.pixels).T
+    else:
+        m = m.reshape(channels, g.batch, g.out_pixels).transpose(1, 0, 2)
+    return xp.ascontiguousarray(m).reshape(shape)
 
 
 def add_bias(y, bias, channel_axis):
@@ -228,7 +236,8 @@ class _ConvBase(Kernel):
 
     def weight_gemm(self, w):
         """The weight as (groups, channels per group on the grid side, rows)."""
-        return w.reshape(self.geo.groups, -1, self.geo.rows)
+        groups = self.geo.groups
+        return w.reshape(groups, w.shape[0] // groups, self.geo.rows)
 
     def has_bias(self, xs):
         return len(xs) > 2 and xs[2] is not None
@@ -246,9 +255,9 @@ class Convolution(_ConvBase):
         return self.group
 
     def forward(self, xs):
-        g = self.geo
-        y = self.xp.matmul(self.weight_gemm(xs[1]), cols_as_gemm(g, self.im2col(xs[0])))
-        y = gemm_as_maps(g, y, self.out_shapes[0])
+        g, xp = self.geo, self.xp
+        y = xp.matmul(self.weight_gemm(xs[1]), cols_as_gemm(g, self.im2col(xs[0])))
+        y = gemm_as_maps(xp, g, y, self.out_shapes[0])
         return (add_bias(y, xs[2], self.channel_axis) if self.has_bias(xs) else y,)
 
     def backward(self, xs, ys, dys, propagate_down):
@@ -291,7 +300,7 @@ class Deconvolution(_ConvBase):
         grads = [None] * len(xs)
         if propagate_down[0]:
             dx = xp.matmul(self.weight_gemm(xs[1]), cols)
-            grads[0] = gemm_as_maps(g, dx, self.in_shapes[0])
+            grads[0] = gemm_as_maps(xp, g, dx, self.in_shapes[0])
         if propagate_down[1]:
             xm = maps_as_gemm(g, xs[0], self.in_shapes[0][self.channel_axis])
             grads[1] = xp.matmul(xm, cols.transpose(0, 2, 1)).reshape(self.in_shapes[1])
@@ -489,7 +498,8 @@ class GlobalAveragePooling(Kernel):
 
     def forward(self, xs):
         x = xs[0]
-        return (x.reshape(x.shape[0], x.shape[1], -1).mean(axis=2).reshape(self.out_shapes[0]),)
+        pixels = math.prod(x.shape[2:])
+        return (x.reshape(x.shape[:2] + (pixels,)).mean(axis=2).reshape(self.out_shapes[0]),)
 
     def backward(self, xs, ys, dys, propagate_down):
         if not propagate_down[0]:
@@ -543,7 +553,7 @@ class Embed(Kernel):
             return [None, None]
         w = self.in_shapes[1]
         dw = self.xp.zeros((w[0], math.prod(w[1:])), dtype=dys[0].dtype)
-        self.xp.add.at(dw, xs[0].ravel(), dys[0].reshape(-1, dw.shape[1]))
+        self.xp.add.at(dw, xs[0].ravel(), dys[0].reshape(xs[0].size, dw.shape[1]))
         return [None, dw.reshape(w)]
 
 

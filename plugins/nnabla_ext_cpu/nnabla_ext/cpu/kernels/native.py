@@ -1,0 +1,132 @@
+"""Native (C++) overrides of the hot CPU kernels.
+
+The generic kernels in :mod:`.neural_network` keep the math (GEMMs through
+``numpy.matmul``/BLAS); these subclasses only swap their window loops (im2col,
+col2im, pooling) for the C++ ones in ``nnabla_ext.cpu._native``, which run
+without the GIL and with OpenMP. Problems with more than three spatial axes
+stay on the generic code. Importing this module raises ``ImportError`` when the
+compiled module is missing; the kernel table then keeps the generic kernels.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+# Native loops and BLAS GEMMs alternate; OpenMP threads that spin after a loop
+# would steal the cores BLAS needs (measured: up to 2x slower convolutions).
+# Read by libgomp when _native loads it, so it must be set before the import.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from .. import _native
+from . import neural_network as generic
+
+MAX_NATIVE_AXES = 3
+NATIVE_DTYPES = (np.float32, np.float64)
+
+
+def _as_native(x):
+    """A C-contiguous float32/float64 array the C++ code can read without a copy."""
+    if x.dtype not in NATIVE_DTYPES:
+        x = x.astype(np.float32)
+    return np.ascontiguousarray(x)
+
+
+def _conv_lists(g):
+    return (list(g.in_shape), list(g.out_shape), list(g.kernel), list(g.pad),
+            list(g.stride), list(g.dilation))
+
+
+def _pool_lists(g):
+    return (list(g.in_shape), list(g.out_shape), list(g.kernel), list(g.pad), list(g.stride))
+
+
+class _NativeIm2col:
+    """Mixin replacing the im2col/col2im hooks of the convolution kernels."""
+
+    def im2col(self, x):
+        g = self.geo
+        if len(g.kernel) > MAX_NATIVE_AXES:
+            return super().im2col(x)
+        col = _native.im2col(_as_native(x), g.batch, g.channels, g.groups, *_conv_lists(g),
+                             g.channel_last)
+        return col.astype(x.dtype, copy=False).reshape(g.col_shape)
+
+    def col2im(self, col):
+        g = self.geo
+        if len(g.kernel) > MAX_NATIVE_AXES:
+            return super().col2im(col)
+        image = _native.col2im(_as_native(col), g.batch, g.channels, g.groups, *_conv_lists(g),
+                               g.channel_last)
+        return image.astype(col.dtype, copy=False).reshape(g.image_shape)
+
+
+class Convolution(_NativeIm2col, generic.Convolution):
+    pass
+
+
+class Deconvolution(_NativeIm2col, generic.Deconvolution):
+    pass
+
+
+class DepthwiseConvolution(_NativeIm2col, generic.DepthwiseConvolution):
+    pass
+
+
+class DepthwiseDeconvolution(_NativeIm2col, generic.DepthwiseDeconvolution):
+    pass
+
+
+class MaxPooling(generic.MaxPooling):
+    """The forward state is the flat index of each maximum in ``x``."""
+
+    def max_forward(self, x):
+        g = self.geo
+        if len(g.kernel) > MAX_NATIVE_AXES:
+            return super().max_forward(x)
+        y, index = _native.max_pool_forward(_as_native(x), g.outer, g.inner, *_pool_lists(g))
+        return y.astype(x.dtype, copy=False), index
+
+    def max_backward(self, dy, state):
+        g = self.geo
+        if len(g.kernel) > MAX_NATIVE_AXES:
+            return super().max_backward(dy, state)
+        x_size = g.outer * g.inner * int(np.prod(g.in_shape))
+        dx = _native.max_pool_backward(_as_native(dy), state, g.outer, x_size)
+        return dx.astype(dy.dtype, copy=False)
+
+
+class SumPooling(generic.SumPooling):
+    def _flags(self):
+        return getattr(self, "including_pad", True), self.average
+
+    def pool_forward(self, x):
+        g = self.geo
+        if len(g.kernel) > MAX_NATIVE_AXES:
+            return super().pool_forward(x)
+        y = _native.avg_pool_forward(_as_native(x), g.outer, g.inner, *_pool_lists(g),
+                                     *self._flags())
+        return y.astype(x.dtype, copy=False)
+
+    def pool_backward(self, dy):
+        g = self.geo
+        if len(g.kernel) > MAX_NATIVE_AXES:
+            return super().pool_backward(dy)
+        dx = _native.avg_pool_backward(_as_native(dy), g.outer, g.inner, *_pool_lists(g),
+                                       *self._flags())
+        return dx.astype(dy.dtype, copy=False)
+
+
+class AveragePooling(SumPooling):
+    average = True
+
+
+KERNELS = {
+    "Convolution": Convolution,
+    "Deconvolution": Deconvolution,
+    "DepthwiseConvolution": DepthwiseConvolution,
+    "DepthwiseDeconvolution": DepthwiseDeconvolution,
+    "MaxPooling": MaxPooling,
+    "AveragePooling": AveragePooling,
+    "SumPooling": SumPooling,
+}

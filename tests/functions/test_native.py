@@ -1,0 +1,130 @@
+"""The native (C++) CPU kernels agree with the generic numpy kernels they override."""
+import numpy as np
+import pytest
+from nnabla._spec import SPECS
+from nnabla._spec.binding import bind_args, infer
+
+native = pytest.importorskip("nnabla_ext.cpu.kernels.native")
+from nnabla_ext.cpu import _native
+from nnabla_ext.cpu.kernels import CPU_KERNELS, GENERIC
+from nnabla_ext.cpu.kernels import neural_network as generic
+
+CONFIGS = [
+    ("Convolution", [(4, 6, 9, 8), (8, 3, 3, 3), (8,)],
+     {"pad": (1, 2), "stride": (2, 1), "dilation": (1, 2), "group": 2}),
+    ("Convolution", [(3, 7, 6, 6), (5, 3, 2, 6), (5,)], {"pad": (1, 0), "channel_last": True}),
+    ("Convolution", [(2, 6, 9, 5, 4), (4, 2, 3, 3, 2), None],
+     {"pad": (1, 1, 0), "stride": (1, 2, 1), "group": 2, "channel_last": True}),
+    ("Convolution", [(2, 3, 11), (4, 3, 3), (4,)], {"pad": (2,), "dilation": (3,)}),
+    ("Convolution", [(2, 2, 5, 4, 6), (3, 2, 2, 3, 2), None], {"stride": (2, 1, 3)}),
+    ("Convolution", [(1, 2, 4, 3, 3, 3), (2, 2, 2, 2, 2, 2), None], {"pad": (1, 0, 1, 0)}),
+    ("Deconvolution", [(3, 4, 5, 4), (4, 3, 3, 3), (6,)],
+     {"pad": (1, 1), "stride": (2, 2), "group": 2, "output_padding": (1, 0)}),
+    ("Deconvolution", [(2, 4, 3, 6), (6, 3, 2, 2), (4,)],
+     {"stride": (2, 1), "dilation": (1, 2), "group": 2, "channel_last": True}),
+    ("DepthwiseConvolution", [(2, 4, 7, 7), (8, 3, 3), (8,)],
+     {"pad": (1, 1), "stride": (2, 2), "multiplier": 2}),
+    ("DepthwiseDeconvolution", [(2, 4, 5), (4, 3), (2,)], {"stride": (2,), "divisor": 2}),
+    ("MaxPooling", [(2, 3, 7, 6)], {"kernel": (3, 2), "stride": (2, 1), "pad": (1, 1)}),
+    ("MaxPooling", [(2, 7, 6, 5)], {"kernel": (2, 2), "ignore_border": False,
+                                    "channel_last": True}),
+    ("MaxPooling", [(2, 3, 5, 4, 6)], {"kernel": (2, 3, 2), "pad": (1, 1, 0)}),
+    ("MaxPooling", [(3, 10)], {"kernel": (3,), "stride": (2,), "ignore_border": False}),
+    ("AveragePooling", [(2, 3, 7, 6)], {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)}),
+    ("AveragePooling", [(2, 7, 6, 5)], {"kernel": (3, 2), "pad": (1, 1), "stride": (2, 2),
+                                        "including_pad": False, "channel_last": True,
+                                        "ignore_border": False}),
+    ("AveragePooling", [(2, 2, 5, 4, 6)], {"kernel": (2, 2, 3), "ignore_border": False}),
+    ("SumPooling", [(2, 3, 7, 6)], {"kernel": (2, 3), "stride": (1, 2), "pad": (1, 0)}),
+    ("SumPooling", [(2, 9, 4)], {"kernel": (2,), "channel_last": True}),
+]
+
+
+def _kernel(table, name, shapes, args):
+    spec = SPECS[name]
+    bound, out_shapes = infer(spec, shapes, bind_args(spec, args))
+    return table[name](spec, bound, shapes, out_shapes)
+
+
+def _run(table, name, shapes, args, dtype, seed=0):
+    rng = np.random.RandomState(seed)
+    xs = [None if s is None else rng.randn(*s).astype(dtype) for s in shapes]
+    kernel = _kernel(table, name, shapes, args)
+    ys = kernel.forward(xs)
+    dys = [rng.randn(*y.shape).astype(dtype) for y in ys]
+    grads = kernel.backward(xs, list(ys), dys, [x is not None for x in xs])
+    return ys, grads
+
+
+def _ids(configs):
+    return [f"{name}-{i}" for i, (name, _, _) in enumerate(configs)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, shapes, args", CONFIGS, ids=_ids(CONFIGS))
+def test_native_kernel_matches_generic_forward_and_backward(name, shapes, args, dtype):
+    shapes = [None if s is None else tuple(s) for s in shapes]
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    ys_n, grads_n = _run(CPU_KERNELS, name, shapes, args, dtype)
+    ys_g, grads_g = _run(GENERIC, name, shapes, args, dtype)
+    for a, b in zip(ys_n, ys_g):
+        assert a.dtype == dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    for a, b in zip(grads_n, grads_g):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.dtype == dtype
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_cpu_table_uses_the_native_kernels():
+    for name, cls in native.KERNELS.items():
+        assert CPU_KERNELS[name] is cls
+        assert GENERIC[name] is generic.KERNELS[name]
+
+
+@pytest.mark.parametrize("channel_last", [False, True])
+@pytest.mark.parametrize("spatial, kernel, pad, stride, dilation", [
+    ((9,), (3,), (1,), (2,), (1,)),
+    ((6, 7), (3, 2), (1, 0), (1, 2), (2, 1)),
+    ((4, 5, 3), (2, 3, 2), (0, 1, 1), (2, 1, 1), (1, 1, 2)),
+])
+def test_native_im2col_and_col2im_match_generic(spatial, kernel, pad, stride, dilation,
+                                                channel_last):
+    out = tuple(int((i + 2 * p - d * (k - 1) - 1) / s) + 1
+                for i, k, p, s, d in zip(spatial, kernel, pad, stride, dilation))
+    g = generic.ConvGeometry(3, 4, 2, spatial, out, kernel, pad, stride, dilation,
+                             channel_last)
+    x = np.random.RandomState(1).randn(*g.image_shape).astype(np.float32)
+    lists = (list(spatial), list(out), list(kernel), list(pad), list(stride), list(dilation))
+    col = _native.im2col(x, 3, 4, 2, *lists, channel_last).reshape(g.col_shape)
+    np.testing.assert_array_equal(col, generic.im2col(np, x, g))
+    image = _native.col2im(col, 3, 4, 2, *lists, channel_last).reshape(g.image_shape)
+    np.testing.assert_allclose(image, generic.col2im(np, col, g), rtol=1e-6, atol=1e-6)
+
+
+def test_native_max_pooling_breaks_ties_toward_the_first_element():
+    shapes, args = [(1, 1, 4, 4)], {"kernel": (2, 2)}
+    x = [np.ones(shapes[0], np.float32)]
+    for table in (CPU_KERNELS, GENERIC):
+        kernel = _kernel(table, "MaxPooling", shapes, args)
+        ys = kernel.forward(x)
+        (dx,) = kernel.backward(x, list(ys), [np.ones_like(ys[0])], [True])
+        np.testing.assert_array_equal(dx[0, 0, ::2, ::2], 1)
+        assert dx.sum() == 4
+
+
+def test_native_kernels_handle_an_empty_batch():
+    for name, shapes, args in [("Convolution", [(0, 2, 5, 5), (3, 2, 3, 3), (3,)], {}),
+                               ("MaxPooling", [(0, 2, 4, 4)], {"kernel": (2, 2)}),
+                               ("AveragePooling", [(0, 2, 4, 4)], {"kernel": (2, 2)})]:
+        ys, grads = _run(CPU_KERNELS, name, shapes, args, np.float32)
+        assert ys[0].shape[0] == 0 and grads[0].shape == shapes[0]
+
+
+def test_native_helpers_reject_buffers_of_the_wrong_size():
+    x = np.zeros((2, 3, 4, 4), np.float32)
+    with pytest.raises(ValueError, match="x has"):
+        _native.im2col(x, 3, 3, 1, [4, 4], [2, 2], [3, 3], [0, 0], [1, 1], [1, 1], False)
+    with pytest.raises(ValueError, match="geometry"):
+        _native.im2col(x, 2, 3, 1, [4, 4], [2, 2], [0, 3], [0, 0], [1, 1], [1, 1], False)
