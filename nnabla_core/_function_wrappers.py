@@ -7,8 +7,9 @@ the spec, and calls :func:`nnabla._graph_api.call_function`.
 from __future__ import annotations
 
 import inspect
+import keyword
 
-from ._graph_api import call_function
+from ._graph_api import call, call_function
 from ._spec.base import REQUIRED
 
 _P = inspect.Parameter
@@ -46,7 +47,47 @@ def _docstring(spec):
 
 
 def make_wrapper(spec):
-    """The ``F.<snake>`` function of ``spec``."""
+    """The ``F.<snake>`` function of ``spec``: generated code with the exact signature
+    (no argument re-mapping at call time), or a generic closure as a fallback."""
+    fast = _generated(spec)
+    if fast is not None:
+        fast.__module__ = "nnabla.functions"
+        fast.__doc__ = _docstring(spec)
+        return fast
+    return _closure(spec)
+
+
+def _generated(spec):
+    names = [i.name for i in spec.inputs] + [a.name for a in spec.args]
+    if any(keyword.iskeyword(n) or not n.isidentifier() for n in names):
+        return None
+    namespace = {"_call": call, "_spec": spec}
+    params = []
+    if spec.variadic_input:
+        params.append("*" + spec.inputs[0].name)
+        inputs = spec.inputs[0].name
+    else:
+        for inp in spec.inputs:
+            params.append(f"{inp.name}=None" if inp.optional else inp.name)
+        inputs = "(" + "".join(f"{i.name}, " for i in spec.inputs) + ")"
+    for k, arg in enumerate(spec.args):
+        if arg.default is REQUIRED:
+            params.append(arg.name)
+        else:
+            namespace[f"_d{k}"] = arg.default
+            params.append(f"{arg.name}=_d{k}")
+    params += ["n_outputs=-1", "outputs=None"]
+    kwargs = "{" + ", ".join(f"{a.name!r}: {a.name}" for a in spec.args) + "}"
+    source = (f"def {spec.snake}({', '.join(params)}):\n"
+              f"    return _call(_spec, {inputs}, {kwargs}, n_outputs, outputs)\n")
+    try:
+        exec(compile(source, f"<nnabla.functions.{spec.snake}>", "exec"), namespace)
+    except SyntaxError:
+        return None
+    return namespace[spec.snake]
+
+
+def _closure(spec):
     type_name = spec.name
     input_names = spec.input_names
     n_in = 0 if spec.variadic_input else len(input_names)

@@ -3,48 +3,32 @@
 On NdArrays it runs the kernel at once and returns NdArrays (imperative mode);
 on Variables it adds a :class:`Function` to the graph and, in auto-forward
 mode, runs it immediately.
+
+This is the hottest path of dynamic and imperative code, so the work that
+depends only on (function, input shapes, arguments, context) -- validation,
+shape inference, kernel resolution, dtype planning -- is memoised, and the
+rest is kept to straight-line code.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
 from . import _graph
 from ._array import SyncedArray
 from ._nd_array import NdArray
-from .plugins.resolve import resolve
 from ._spec import SPECS
 from ._spec.binding import bind_args, infer
-from ._variable import Variable, VarNode, variable_of
+from ._variable import Variable, VarNode
 from .auto_forward import STATE as _AUTO
 from .context import _default as _ctx_default
 from .context import _stack as _ctx_stack
-from .plugins import REGISTRY
 from .function import Function, dtype_plan
+from .plugins import REGISTRY
+from .plugins.resolve import resolve
 
 _ndarray = np.ndarray
-
-
-def _classify(spec, inputs):
-    """'nd' if every given input is an NdArray, 'var' if Variables; raise otherwise."""
-    kind = None
-    for i, x in enumerate(inputs):
-        if x is None:
-            continue
-        if isinstance(x, Variable):
-            k = "var"
-        elif isinstance(x, NdArray):
-            k = "nd"
-        else:
-            name = spec.inputs[min(i, len(spec.inputs) - 1)].name
-            raise TypeError(f"{spec.api_name}: input '{name}' is of type {type(x).__name__}; "
-                            "expected nnabla.Variable or nnabla.NdArray")
-        if kind is None:
-            kind = k
-        elif kind != k:
-            kind = "var"
-    return kind or "var"
-
-
 _memo = {}
 _MEMO_LIMIT = 50000
 
@@ -53,13 +37,8 @@ def clear_memo():
     _memo.clear()
 
 
-def _setup(spec, inputs, kw, ctx, n_outputs):
-    """(args, output shapes, kernel binding) of a call, memoised on its hashable parts.
-
-    Validation, shape inference and kernel resolution depend only on the function,
-    the input shapes, the arguments, the context's backends and the registry.
-    """
-    in_shapes = tuple(None if x is None else x.shape for x in inputs)
+def _setup(spec, in_shapes, kw, ctx, n_outputs):
+    """(args, output shapes, binding, dtype plan), memoised on the call's hashable parts."""
     try:
         key = (spec.name, in_shapes, tuple(kw.items()), tuple(ctx.backend), REGISTRY.version,
                n_outputs)
@@ -68,12 +47,51 @@ def _setup(spec, inputs, kw, ctx, n_outputs):
         key, hit = None, None
     if hit is None:
         args, out_shapes = infer(spec, list(in_shapes), bind_args(spec, kw), n_outputs)
-        hit = (args, out_shapes, resolve(spec, args, ctx), in_shapes)
+        binding = resolve(spec, args, ctx)
+        plan = dtype_plan(spec, len(in_shapes), len(out_shapes), binding.type_config)
+        hit = (args, out_shapes, binding, plan)
         if key is not None:
             if len(_memo) > _MEMO_LIMIT:
                 _memo.clear()
             _memo[key] = hit
     return hit
+
+
+def _shapes(spec, inputs):
+    """Input shapes, and whether every given input is an NdArray (imperative mode)."""
+    shapes = []
+    imperative = None
+    for i, x in enumerate(inputs):
+        cls = x.__class__
+        if cls is Variable or isinstance(x, Variable):
+            shapes.append(x._node.data.shape)
+            imperative = False
+        elif cls is NdArray or isinstance(x, NdArray):
+            shapes.append(x._array.shape)
+            if imperative is None:
+                imperative = True
+        elif x is None:
+            shapes.append(None)
+        else:
+            name = spec.inputs[min(i, len(spec.inputs) - 1)].name
+            raise TypeError(f"{spec.api_name}: input '{name}' is of type {type(x).__name__}; "
+                            "expected nnabla.Variable or nnabla.NdArray")
+    return tuple(shapes), bool(imperative)
+
+
+def call(spec, inputs, kw, n_outputs=-1, outputs=None):
+    """Run or build ``spec`` on ``inputs`` (a tuple) with arguments ``kw`` (a dict)."""
+    in_shapes, imperative = _shapes(spec, inputs)
+    ctx = _ctx_stack[-1] if _ctx_stack else _ctx_default[0]
+    args, out_shapes, binding, plan = _setup(spec, in_shapes, kw, ctx, n_outputs)
+    kernel = binding.kernel(spec, args, in_shapes, out_shapes)
+    if imperative:
+        result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan)
+    else:
+        result = _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan)
+    if len(result) == 1 and not spec.outputs[-1].variadic:
+        return result[0]
+    return tuple(result)
 
 
 def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **kw):
@@ -84,22 +102,12 @@ def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **kw):
     spec = SPECS[type_name]
     if spec.variadic_input and len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
         inputs = tuple(inputs[0])
-    kind = _classify(spec, inputs)
-    ctx = _ctx_stack[-1] if _ctx_stack else _ctx_default[0]
-    args, out_shapes, binding, in_shapes = _setup(spec, inputs, kw, ctx, n_outputs)
-    kernel = binding.kernel(spec, args, in_shapes, out_shapes)
-    if kind == "nd":
-        result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs)
-    else:
-        result = _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs)
-    if len(result) == 1 and not spec.outputs[-1].variadic:
-        return result[0]
-    return tuple(result)
+    return call(spec, inputs, kw, n_outputs, outputs)
 
 
-def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs):
+def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan):
     fam = binding.family
-    ins, outs, _ = dtype_plan(spec, len(inputs), len(out_shapes), binding.type_config)
+    ins, outs, _ = plan
     xs = [None if x is None else x._array.get(dt, fam) for x, dt in zip(inputs, ins)]
     ys = kernel.forward(xs)
     result = []
@@ -135,22 +143,44 @@ def _as_node(x):
     return x._node
 
 
-def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs):
+def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
     in_nodes = [_as_node(x) for x in inputs]
-    need_grad = spec.differentiable and any(n is not None and n.need_grad for n in in_nodes)
-    out_nodes = []
+    need_grad = False
+    if spec.differentiable:
+        for n in in_nodes:
+            if n is not None and n.need_grad:
+                need_grad = True
+                break
+    if outputs is None:
+        out_nodes = [VarNode(shape, need_grad) for shape in out_shapes]
+    else:
+        out_nodes = _given_outputs(outputs, out_shapes, need_grad)
+    f = Function(spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan)
+    _graph.link(f, in_nodes, out_nodes)
+    if _AUTO[0]:
+        f.run_forward()
+        _graph.mark_auto(f, in_nodes, out_nodes, need_grad)
+    result = []
+    for node in out_nodes:
+        ref = node.owner
+        v = None if ref is None else ref()
+        if v is None:
+            v = Variable.__new__(Variable)
+            v._node = node
+            node.owner = weakref.ref(v)
+        result.append(v)
+    return result
+
+
+def _given_outputs(outputs, out_shapes, need_grad):
+    nodes = []
     for i, shape in enumerate(out_shapes):
-        if outputs is not None and i < len(outputs) and outputs[i] is not None:
+        if i < len(outputs) and outputs[i] is not None:
             node = outputs[i]._node
             if node.data.shape != shape:
                 node.data.reshape(shape)
                 node.grad.reshape(shape)
         else:
             node = VarNode(shape, need_grad)
-        out_nodes.append(node)
-    f = Function(spec, args, ctx, binding, kernel, in_nodes, out_nodes)
-    _graph.link(f, in_nodes, out_nodes)
-    if _AUTO[0]:
-        f.run_forward()
-        _graph.mark_auto(f, in_nodes, out_nodes, need_grad)
-    return [variable_of(n) for n in out_nodes]
+        nodes.append(node)
+    return nodes

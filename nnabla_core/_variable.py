@@ -19,12 +19,12 @@ from ._nd_array import NdArray, _install_operators
 class VarNode:
     """A node of the computation graph: data, grad, flags and the parent function."""
 
-    __slots__ = ("data", "grad", "parent", "need_grad", "persistent", "recompute", "name",
+    __slots__ = ("data", "_grad", "parent", "need_grad", "persistent", "recompute", "name",
                  "owner", "needed", "auto", "refs", "stop", "__weakref__")
 
     def __init__(self, shape, need_grad=False, dtype=F32):
         self.data = SyncedArray(shape, dtype)
-        self.grad = SyncedArray(shape, dtype)
+        self._grad = None        # created on first use: most nodes never see a gradient
         self.parent = None
         self.need_grad = need_grad
         self.persistent = False
@@ -39,6 +39,18 @@ class VarNode:
     @property
     def shape(self):
         return self.data.shape
+
+    @property
+    def grad(self):
+        g = self._grad
+        if g is None:
+            g = self._grad = SyncedArray(self.data.shape, self.data.dtype
+                                         if self.data.dtype.kind == "f" else F32)
+        return g
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
 
 
 def variable_of(node):

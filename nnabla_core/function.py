@@ -34,8 +34,10 @@ class Function:
     """
 
     python = False
+    __slots__ = ("spec", "_args", "ctx", "binding", "kernel", "family", "in_nodes", "out_refs",
+                 "_tags", "_name", "in_dtypes", "out_dtypes", "grad_dtype", "__weakref__")
 
-    def __init__(self, spec, args, ctx, binding, kernel, in_nodes, out_nodes):
+    def __init__(self, spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan=None):
         self.spec = spec
         self._args = args
         self.ctx = ctx
@@ -44,10 +46,11 @@ class Function:
         self.family = binding.family
         self.in_nodes = in_nodes
         self.out_refs = [weakref.ref(n) for n in out_nodes]
-        self.tags = {}
-        self._name = spec.name
-        self.in_dtypes, self.out_dtypes, self.grad_dtype = dtype_plan(
-            spec, len(in_nodes), len(out_nodes), binding.type_config)
+        self._tags = None
+        self._name = None
+        if plan is None:
+            plan = dtype_plan(spec, len(in_nodes), len(out_nodes), binding.type_config)
+        self.in_dtypes, self.out_dtypes, self.grad_dtype = plan
 
     # -- the public surface ---------------------------------------------------------------
     @property
@@ -60,11 +63,17 @@ class Function:
 
     @property
     def name(self):
-        return self._name
+        return self.spec.name if self._name is None else self._name
 
     @name.setter
     def name(self, value):
         self._name = str(value)
+
+    @property
+    def tags(self):
+        if self._tags is None:
+            self._tags = {}
+        return self._tags
 
     @property
     def inputs(self):
