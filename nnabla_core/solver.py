@@ -36,16 +36,8 @@ def _find_rule(type_name, ctx):
     Raises:
         NotImplementedError: no installed backend of ``ctx`` has the rule.
     """
-    try:
-        from .plugins import solver_rule
-        return solver_rule(type_name, ctx)
-    except (ImportError, AttributeError, NotImplementedError, ValueError):
-        # TODO(#2): drop this fallback once the CPU plugin publishes RULES through its hook.
-        from nnabla_ext.cpu.solvers import RULES
-        backends = [entry.partition(":")[0] for entry in getattr(ctx, "backend", ["cpu"])]
-        if "cpu" not in backends or type_name not in RULES:
-            raise
-        return RULES[type_name]
+    from .plugins import solver_rule
+    return solver_rule(type_name, ctx)
 
 
 def _current_context():
