@@ -118,7 +118,8 @@ class Function:
                 continue
             if y.__class__ is not _ndarray and fam == "cpu":
                 y = np.asarray(y)
-            if y.dtype != dt and (y.dtype.kind == "f" or dt.kind != "f"):
+            ydt = y.dtype
+            if ydt is not dt and ydt != dt and (ydt.kind == "f" or dt.kind != "f"):
                 y = y.astype(dt)      # float outputs take the storage type; indices keep theirs
             if y.shape != node.data.shape:
                 y = self._fix_shape(y, node.data.shape)

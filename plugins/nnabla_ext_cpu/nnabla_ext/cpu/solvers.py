@@ -181,15 +181,26 @@ def _adam_alpha_t(hp, t, lr_name="alpha"):
 
 
 def _moments(p, g, m, v, hp):
-    m[...] = hp["beta1"] * m + (1 - hp["beta1"]) * g
-    v[...] = hp["beta2"] * v + (1 - hp["beta2"]) * g * g
+    # In place, in the same operation order as b1*m + (1-b1)*g and b2*v + (1-b2)*g*g,
+    # so the float32 results are identical with two fewer full-size temporaries.
+    tmp = (1 - hp["beta1"]) * g
+    m *= hp["beta1"]
+    m += tmp
+    tmp = (1 - hp["beta2"]) * g
+    tmp *= g
+    v *= hp["beta2"]
+    v += tmp
 
 
 def adam(xp, p, g, state, t, hp):
     """Adam, eps added to the uncorrected sqrt(v): p -= alpha_t * m / (sqrt(v) + eps)."""
     m, v = state["mean"], state["var"]
     _moments(p, g, m, v, hp)
-    p[...] = p - _adam_alpha_t(hp, t) * m / (xp.sqrt(v) + hp["eps"])
+    step = _adam_alpha_t(hp, t) * m
+    denom = xp.sqrt(v)
+    denom += hp["eps"]
+    step /= denom
+    p -= step
 
 
 def adamw(xp, p, g, state, t, hp):
