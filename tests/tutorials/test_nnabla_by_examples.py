@@ -11,9 +11,7 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 
-BIAS_GRAD_BUG = ("nnabla_ext.cpu Affine/Convolution/Deconvolution backward test the bias by "
-                 "`xs[2] is not None`, but the engine passes only the inputs backward needs "
-                 "(x, weight), so the bias gradient is never written and stays 0")
+from tutorial_known_bugs import BIAS_GRAD_BUG
 
 
 def logreg_forward(x):
