@@ -128,3 +128,23 @@ def test_native_helpers_reject_buffers_of_the_wrong_size():
         _native.im2col(x, 3, 3, 1, [4, 4], [2, 2], [3, 3], [0, 0], [1, 1], [1, 1], False)
     with pytest.raises(ValueError, match="geometry"):
         _native.im2col(x, 2, 3, 1, [4, 4], [2, 2], [0, 3], [0, 0], [1, 1], [1, 1], False)
+
+
+@pytest.mark.parametrize("table", [CPU_KERNELS, GENERIC], ids=["native", "generic"])
+@pytest.mark.parametrize("name, shapes, args", CONFIGS, ids=_ids(CONFIGS))
+def test_backward_reads_only_the_inputs_the_spec_names(name, shapes, args, table):
+    shapes = [None if s is None else tuple(s) for s in shapes]
+    rng = np.random.RandomState(0)
+    xs = [None if s is None else rng.randn(*s).astype(np.float32) for s in shapes]
+    kernel = _kernel(table, name, shapes, args)
+    ys = kernel.forward(xs)
+    dys = [rng.randn(*y.shape).astype(np.float32) for y in ys]
+    needed = SPECS[name].needed_inputs(len(xs))
+    pd = [x is not None for x in xs]
+    full = kernel.backward(xs, list(ys), dys, pd)
+    fresh = _kernel(table, name, shapes, args)   # no forward state either
+    partial = fresh.backward([x if i in needed else None for i, x in enumerate(xs)],
+                             [None] * len(ys), dys, pd)
+    for a, b in zip(full, partial):
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)

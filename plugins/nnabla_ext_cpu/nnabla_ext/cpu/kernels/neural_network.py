@@ -207,7 +207,7 @@ class Affine(Kernel):
             grads[0] = (dy @ w.reshape(self.k, self.l).T).reshape(self.in_shapes[0])
         if propagate_down[1]:
             grads[1] = (x.reshape(self.m, self.k).T @ dy).reshape(self.in_shapes[1])
-        if len(xs) > 2 and xs[2] is not None and propagate_down[2]:
+        if len(self.in_shapes) > 2 and self.in_shapes[2] is not None and propagate_down[2]:
             grads[2] = dy.sum(axis=0).reshape(self.in_shapes[2])
         return grads
 
@@ -239,8 +239,9 @@ class _ConvBase(Kernel):
         groups = self.geo.groups
         return w.reshape(groups, w.shape[0] // groups, self.geo.rows)
 
-    def has_bias(self, xs):
-        return len(xs) > 2 and xs[2] is not None
+    def has_bias(self):
+        # From the shapes: backward may get None for data it does not need (bias).
+        return len(self.in_shapes) > 2 and self.in_shapes[2] is not None
 
 
 class Convolution(_ConvBase):
@@ -258,7 +259,7 @@ class Convolution(_ConvBase):
         g, xp = self.geo, self.xp
         y = xp.matmul(self.weight_gemm(xs[1]), cols_as_gemm(g, self.im2col(xs[0])))
         y = gemm_as_maps(xp, g, y, self.out_shapes[0])
-        return (add_bias(y, xs[2], self.channel_axis) if self.has_bias(xs) else y,)
+        return (add_bias(y, xs[2], self.channel_axis) if self.has_bias() else y,)
 
     def backward(self, xs, ys, dys, propagate_down):
         g, xp = self.geo, self.xp
@@ -270,7 +271,7 @@ class Convolution(_ConvBase):
         if propagate_down[1]:
             cols = cols_as_gemm(g, self.im2col(xs[0]))
             grads[1] = xp.matmul(dy, cols.transpose(0, 2, 1)).reshape(self.in_shapes[1])
-        if self.has_bias(xs) and propagate_down[2]:
+        if self.has_bias() and propagate_down[2]:
             grads[2] = bias_grad(dys[0], self.channel_axis)
         return grads
 
@@ -292,7 +293,7 @@ class Deconvolution(_ConvBase):
         xm = maps_as_gemm(g, xs[0], self.in_shapes[0][self.channel_axis])
         col = xp.matmul(self.weight_gemm(xs[1]).transpose(0, 2, 1), xm)
         y = self.col2im(gemm_as_cols(xp, g, col)).reshape(self.out_shapes[0])
-        return (add_bias(y, xs[2], self.channel_axis) if self.has_bias(xs) else y,)
+        return (add_bias(y, xs[2], self.channel_axis) if self.has_bias() else y,)
 
     def backward(self, xs, ys, dys, propagate_down):
         g, xp = self.geo, self.xp
@@ -304,7 +305,7 @@ class Deconvolution(_ConvBase):
         if propagate_down[1]:
             xm = maps_as_gemm(g, xs[0], self.in_shapes[0][self.channel_axis])
             grads[1] = xp.matmul(xm, cols.transpose(0, 2, 1)).reshape(self.in_shapes[1])
-        if self.has_bias(xs) and propagate_down[2]:
+        if self.has_bias() and propagate_down[2]:
             grads[2] = bias_grad(dys[0], self.channel_axis)
         return grads
 
