@@ -11,8 +11,6 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 
-from tutorial_known_bugs import BIAS_GRAD_BUG
-
 
 def logreg_forward(x):
     with nn.parameter_scope("affine1"):
@@ -125,7 +123,6 @@ def test_backward_gives_the_closed_form_weight_gradient(data):
     assert not np.any(w.g.flat[:10])  # the top-left pixel of every digit is blank
 
 
-@pytest.mark.xfail(reason=BIAS_GRAD_BUG, strict=True)
 def test_backward_gives_the_closed_form_bias_gradient(data):
     x, y, t, loss = build_logreg(data)
     loss.forward()

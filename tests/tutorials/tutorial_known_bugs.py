@@ -1,5 +1,5 @@
 """Reasons of the tutorial tests marked ``xfail``: framework bugs and missing features."""
 
-BIAS_GRAD_BUG = ("nnabla_ext.cpu Affine/Convolution/Deconvolution backward test the bias by "
-                 "`xs[2] is not None`, but the engine passes only the inputs backward needs "
-                 "(x, weight), so the bias gradient is never written and stays 0")
+IMPERATIVE_PF_BUG = ("a function given an NdArray and Variables (PF.affine(NdArray) with its "
+                     "parameter Variables) builds a graph and returns a Variable; nnabla runs it "
+                     "at once and returns an NdArray ('at least one NdArray' rule)")
