@@ -219,7 +219,9 @@ class Variable:
 
     @persistent.setter
     def persistent(self, value):
+        from . import _graph
         self._node.persistent = bool(value)
+        _graph.bump()  # cached clear_buffer schedules depend on it
 
     @property
     def recompute(self):
