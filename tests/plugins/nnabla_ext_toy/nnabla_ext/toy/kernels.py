@@ -31,7 +31,7 @@ class ReLU(_ToyKernel):
         return (ToyArray(np.maximum(xs[0].value, 0)),)
 
     def backward(self, xs, ys, dys, pd):
-        return [ToyArray(dys[0].value * (xs[0].value > 0))]
+        return [ToyArray(dys[0].value * (ys[0].value > 0))]
 
 
 class MulScalar(_ToyKernel):
