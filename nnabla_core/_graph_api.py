@@ -65,11 +65,9 @@ def _shapes(spec, inputs):
         cls = x.__class__
         if cls is Variable or isinstance(x, Variable):
             shapes.append(x._node.data.shape)
-            imperative = False
         elif cls is NdArray or isinstance(x, NdArray):
             shapes.append(x._array.shape)
-            if imperative is None:
-                imperative = True
+            imperative = True       # nnabla: one NdArray input makes the call imperative
         elif x is None:
             shapes.append(None)
         else:
@@ -105,10 +103,15 @@ def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **kw):
     return call(spec, inputs, kw, n_outputs, outputs)
 
 
+def _synced(x):
+    """The SyncedArray holding an input's values (a Variable's data in imperative calls)."""
+    return x._array if isinstance(x, NdArray) else x._node.data
+
+
 def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan):
     fam = binding.family
     ins, outs, _ = plan
-    xs = [None if x is None else x._array.get(dt, fam) for x, dt in zip(inputs, ins)]
+    xs = [None if x is None else _synced(x).get(dt, fam) for x, dt in zip(inputs, ins)]
     ys = kernel.forward(xs)
     result = []
     for i, (y, dt, shape) in enumerate(zip(ys, outs, out_shapes)):
@@ -128,8 +131,8 @@ def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan):
         result.append(out)
     for i in spec._mutated:
         x = inputs[i]
-        if x is not None and xs[i].dtype != x._array.dtype:
-            x._array.set(xs[i].astype(x._array.dtype), fam)
+        if x is not None and xs[i].dtype != _synced(x).dtype:
+            _synced(x).set(xs[i].astype(_synced(x).dtype), fam)
     return result
 
 

@@ -9,7 +9,6 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 from nnabla import solvers as S
 
-from tutorial_known_bugs import IMPERATIVE_PF_BUG
 
 
 def test_new_ndarray_is_float32_and_its_data_is_a_writable_numpy_reference():
@@ -239,7 +238,6 @@ def test_persistent_flag_keeps_the_prediction_through_a_clear_buffer_forward():
     np.testing.assert_array_equal(y.d, prediction)
 
 
-@pytest.mark.xfail(reason=IMPERATIVE_PF_BUG, strict=True)
 def test_parametric_functions_on_an_ndarray_predict_at_once():
     x, y, label, loss = build_length_regression()
     x.d = np.random.uniform(-1, 1, size=(100, 2))
