@@ -55,11 +55,12 @@ class Function:
     # -- the public surface ---------------------------------------------------------------
     @property
     def info(self):
-        return FunctionInfo(self.spec.name, dict(self._args))
+        return FunctionInfo(self.spec.name, self.args)
 
     @property
     def args(self):
-        return dict(self._args)
+        # nnabla hands repeated arguments (pad, axes, ...) out as lists
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self._args.items()}
 
     @property
     def name(self):
@@ -87,6 +88,40 @@ class Function:
 
     def min_outputs(self):
         return len(self.out_refs)
+
+    # -- nnabla's explicit-call API (used by function testers) -----------------------------
+    def setup(self, inputs, outputs):
+        """Check ``inputs`` against this function and shape ``outputs`` accordingly."""
+        from ._spec.binding import infer
+        shapes = [v.shape for v in inputs]
+        _, out_shapes = infer(self.spec, shapes, dict(self._args), len(outputs))
+        for v, shape in zip(outputs, out_shapes):
+            if v.shape != shape:
+                v.reset_shape(shape, force=True)
+
+    def forward(self, inputs, outputs):
+        """Run the kernel on the data of ``inputs``, writing the data of ``outputs``."""
+        fam = self.family
+        xs = [v._node.data.get(dt, fam) for v, dt in zip(inputs, self.in_dtypes)]
+        for v, y, dt in zip(outputs, self.kernel.forward(xs), self.out_dtypes):
+            y = np.asarray(y) if fam == "cpu" else y
+            v._node.data.set(y.astype(dt) if y.dtype.kind == "f" and y.dtype != dt else y, fam)
+
+    def backward(self, inputs, outputs, accum=None):
+        """Back-propagate ``outputs``' grads into ``inputs``' grads (add where ``accum``)."""
+        fam = self.family
+        accum = [False] * len(inputs) if accum is None else list(accum)
+        xs = [v._node.data.get(dt, fam) for v, dt in zip(inputs, self.in_dtypes)]
+        ys = [v._node.data.get(v._node.data.dtype, fam) for v in outputs]
+        dys = [v._node.grad.get(F32, fam) for v in outputs]
+        pd = [v.need_grad for v in inputs]
+        grads = self.kernel.backward(xs, ys, dys, pd)
+        for v, g, add in zip(inputs, grads, accum):
+            if g is None or not v.need_grad:
+                continue
+            g = np.asarray(g, dtype=F32).reshape(v.shape)
+            grad = v._node.grad
+            grad.set((grad.get(F32, fam) + g) if add else g.copy(), fam)
 
     def grad_depends_output_data(self, i, o):
         return o in self.spec.needed_outputs(len(self.out_refs))

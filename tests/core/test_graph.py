@@ -273,3 +273,18 @@ def test_python_function_mul2_from_the_reference():
     z.backward()
     np.testing.assert_allclose(a.g, [6.0, 8.0])
     np.testing.assert_allclose(b.g, [2.0, 4.0])
+
+
+def test_function_forward_and_backward_can_be_called_explicitly_with_accum():
+    x = _var([1.0, 2.0])
+    y = F.mul_scalar(x, 3.0)
+    f = y.parent
+    f.setup([x], [y])
+    f.forward([x], [y])
+    np.testing.assert_allclose(y.d, [3.0, 6.0])
+    y.g = 1.0
+    x.g = 1.0
+    f.backward([x], [y], accum=[True])
+    np.testing.assert_allclose(x.g, [4.0, 4.0])
+    f.backward([x], [y], accum=[False])
+    np.testing.assert_allclose(x.g, [3.0, 3.0])
