@@ -401,7 +401,7 @@ def max_pool_grad(xp, dy, arg, g):
     dy = dy.reshape(g.y_view)
     for number, j in enumerate(_offsets(g)):
         dxpad[_pool_taps(g, j)] += xp.where(arg == number, dy, 0)
-    return dxpad[_pool_crop(g)]
+    return xp.ascontiguousarray(dxpad[_pool_crop(g)])
 
 
 def pool_divisor(xp, g, including_pad, dtype):
@@ -433,7 +433,7 @@ def sum_pool_grad(xp, dy, g):
     dy = dy.reshape(g.y_view)
     for j in _offsets(g):
         dxpad[_pool_taps(g, j)] += dy
-    return dxpad[_pool_crop(g)]
+    return xp.ascontiguousarray(dxpad[_pool_crop(g)])
 
 
 class _Pooling(Kernel):
@@ -507,8 +507,9 @@ class GlobalAveragePooling(Kernel):
             return [None]
         x = self.in_shapes[0]
         size = math.prod(x[2:])
-        dy = dys[0].reshape(x[0], x[1], 1) / size
-        return [self.xp.broadcast_to(dy, (x[0], x[1], size)).reshape(x)]
+        dx = self.xp.empty((x[0], x[1], size), dtype=dys[0].dtype)
+        dx[...] = dys[0].reshape(x[0], x[1], 1) / size
+        return [dx.reshape(x)]
 
 
 class Unpooling(Kernel):
@@ -524,7 +525,8 @@ class Unpooling(Kernel):
         self.repeat_axes = tuple(first + 2 * i + 1 for i in range(n))
 
     def forward(self, xs):
-        y = self.xp.broadcast_to(xs[0].reshape(self.split), self.blocks)
+        y = self.xp.empty(self.blocks, dtype=xs[0].dtype)
+        y[...] = xs[0].reshape(self.split)
         return (y.reshape(self.out_shapes[0]),)
 
     def backward(self, xs, ys, dys, propagate_down):
