@@ -61,11 +61,15 @@ def _generated(spec):
     names = [i.name for i in spec.inputs] + [a.name for a in spec.args]
     if any(keyword.iskeyword(n) or not n.isidentifier() for n in names):
         return None
-    namespace = {"_call": call, "_spec": spec}
+    namespace = {"_call": call, "_spec": spec, "_variadic": _call_variadic}
     params = []
     if spec.variadic_input:
-        params.append("*" + spec.inputs[0].name)
-        inputs = spec.inputs[0].name
+        # nnabla's variadic functions take (*x, **kw): arguments arrive by keyword.
+        name = spec.inputs[0].name
+        source = (f"def {spec.snake}(*{name}, **kw):\n"
+                  f"    return _variadic(_spec, {name}, kw)\n")
+        exec(compile(source, f"<nnabla.functions.{spec.snake}>", "exec"), namespace)
+        return namespace[spec.snake]
     else:
         for inp in spec.inputs:
             params.append(f"{inp.name}=None" if inp.optional else inp.name)
@@ -85,6 +89,14 @@ def _generated(spec):
     except SyntaxError:
         return None
     return namespace[spec.snake]
+
+
+def _call_variadic(spec, inputs, kw):
+    n_outputs = kw.pop("n_outputs", -1)
+    outputs = kw.pop("outputs", None)
+    if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+        inputs = tuple(inputs[0])
+    return call(spec, inputs, kw, n_outputs, outputs)
 
 
 def _closure(spec):
