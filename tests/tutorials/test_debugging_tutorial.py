@@ -8,7 +8,7 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 
-from tutorial_known_bugs import missing
+from tutorial_known_bugs import xfail_missing
 
 
 def block(x, maps, test=False, name="block"):
@@ -74,3 +74,57 @@ def test_visit_calls_the_callable_on_every_function_in_forward_order(capsys):
     assert first[2].startswith("[<Variable((4, 16, 128, 128), need_grad=True) at 0x")
     assert eval(first[3]) == {"base_axis": 1, "pad": [1, 1], "stride": [1, 1],
                               "dilation": [1, 1], "group": 1, "channel_last": False}
+
+
+@xfail_missing("nnabla.utils.inspection")
+def test_pprint_prints_the_graph_summary(capsys):
+    x = nn.Variable.from_numpy_array(np.random.randn(*[4, 3, 32, 32]))
+    pred = network(x)
+    from nnabla.utils.inspection import pprint
+    pprint(pred, summary=True, forward=True, backward=True)
+    out = capsys.readouterr().out
+    assert "Convolution" in out and "Affine" in out
+
+
+@xfail_missing("nnabla.experimental")
+def test_simple_graph_viewer_builds_a_graphviz_digraph_of_the_network():
+    x = nn.Variable([4, 3, 128, 128])
+    pred = network(x)
+    import nnabla.experimental.viewers as V
+    graph = V.SimpleGraph(verbose=False)
+    digraph = graph.create_graphviz_digraph(pred)  # what graph.view(pred) renders
+    assert "Convolution" in digraph.source and "Affine" in digraph.source
+
+
+@xfail_missing("nnabla.utils.profiler")
+def test_graph_profiler_times_the_training_graph_and_writes_a_csv():
+    from nnabla.ext_utils import get_extension_context
+    device = "cpu"  # the tutorial's "cudnn"
+    ctx = get_extension_context(device)
+    nn.set_default_context(ctx)
+    x = nn.Variable.from_numpy_array(np.random.randn(*[4, 3, 32, 32]))
+    t = nn.Variable([4, 1])
+    pred = network(x)
+    loss = F.mean(F.softmax_cross_entropy(pred, t))
+    solver = S.Momentum()
+    solver.set_parameters(nn.get_parameters())
+    from nnabla.utils.profiler import GraphProfiler
+    B = GraphProfiler(loss, solver=solver, device_id=0, ext_name=device, n_run=2)
+    B.run()
+    from nnabla.utils.profiler import GraphProfilerCsvWriter
+    with open("./profile.csv", "w") as f:
+        writer = GraphProfilerCsvWriter(B, file=f)
+        writer.write()
+    assert "Convolution" in open("./profile.csv").read()
+
+
+@xfail_missing("nnabla.utils.inspection")
+def test_nan_inf_tracer_finds_nothing_in_a_finite_network():
+    x = nn.Variable.from_numpy_array(np.random.randn(*[4, 3, 64, 64]))
+    pred = network(x)
+    from nnabla.utils.inspection import NanInfTracer
+    nit = NanInfTracer(trace_inf=True, trace_nan=True, need_details=True)
+    with nit.trace():
+        pred.forward(function_post_hook=nit.forward_post_hook)
+        pred.backward(function_post_hook=nit.backward_post_hook)
+    assert nit.check() is None
