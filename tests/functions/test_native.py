@@ -148,3 +148,19 @@ def test_backward_reads_only_the_inputs_the_spec_names(name, shapes, args, table
     for a, b in zip(full, partial):
         if a is not None:
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("table", [CPU_KERNELS, GENERIC], ids=["native", "generic"])
+@pytest.mark.parametrize("name, shapes, args", [c for c in CONFIGS if len(c[1]) > 2 and c[1][2]],
+                         ids=_ids([c for c in CONFIGS if len(c[1]) > 2 and c[1][2]]))
+def test_each_gradient_can_be_asked_for_alone(name, shapes, args, table):
+    rng = np.random.RandomState(0)
+    xs = [rng.randn(*s).astype(np.float32) for s in shapes]
+    kernel = _kernel(table, name, [tuple(s) for s in shapes], args)
+    ys = kernel.forward(xs)
+    dys = [rng.randn(*y.shape).astype(np.float32) for y in ys]
+    full = kernel.backward(xs, list(ys), dys, [True] * 3)
+    for i in range(3):
+        alone = kernel.backward(xs, list(ys), dys, [j == i for j in range(3)])
+        assert [j for j, g in enumerate(alone) if g is not None] == [i]
+        np.testing.assert_allclose(alone[i], full[i], rtol=1e-6, atol=1e-6)

@@ -243,14 +243,18 @@ class _ConvBase(Kernel):
         # From the shapes: backward may get None for data it does not need (bias).
         return len(self.in_shapes) > 2 and self.in_shapes[2] is not None
 
+    def spatial(self, shape):
+        """The spatial part of a feature-map shape (batch and channel axes removed)."""
+        if getattr(self, "channel_last", False):
+            return shape[self.base_axis:-1]
+        return shape[self.base_axis + 1:]
+
 
 class Convolution(_ConvBase):
     """y = W @ im2col(x) per group; the image is x, the output grid is y."""
 
     def image_and_grid(self):
-        sp = slice(self.base_axis, -1) if getattr(self, "channel_last", False) \
-            else slice(self.base_axis + 1, None)
-        return self.in_shapes[0], self.out_shapes[0][sp]
+        return self.in_shapes[0], self.spatial(self.out_shapes[0])
 
     def groups(self):
         return self.group
@@ -263,8 +267,9 @@ class Convolution(_ConvBase):
 
     def backward(self, xs, ys, dys, propagate_down):
         g, xp = self.geo, self.xp
-        dy = maps_as_gemm(g, dys[0], self.out_shapes[0][self.channel_axis])
         grads = [None] * len(xs)
+        if propagate_down[0] or propagate_down[1]:
+            dy = maps_as_gemm(g, dys[0], self.out_shapes[0][self.channel_axis])
         if propagate_down[0]:
             dcol = xp.matmul(self.weight_gemm(xs[1]).transpose(0, 2, 1), dy)
             grads[0] = self.col2im(gemm_as_cols(xp, g, dcol)).reshape(self.in_shapes[0])
@@ -280,10 +285,7 @@ class Deconvolution(_ConvBase):
     """y = col2im(W^T @ x) per group; the image is y, the output grid is x."""
 
     def image_and_grid(self):
-        x = self.in_shapes[0]
-        sp = slice(self.base_axis, -1) if getattr(self, "channel_last", False) \
-            else slice(self.base_axis + 1, None)
-        return self.out_shapes[0], x[sp]
+        return self.out_shapes[0], self.spatial(self.in_shapes[0])
 
     def groups(self):
         return self.group
@@ -297,8 +299,9 @@ class Deconvolution(_ConvBase):
 
     def backward(self, xs, ys, dys, propagate_down):
         g, xp = self.geo, self.xp
-        cols = cols_as_gemm(g, self.im2col(dys[0]))
         grads = [None] * len(xs)
+        if propagate_down[0] or propagate_down[1]:
+            cols = cols_as_gemm(g, self.im2col(dys[0]))
         if propagate_down[0]:
             dx = xp.matmul(self.weight_gemm(xs[1]), cols)
             grads[0] = gemm_as_maps(xp, g, dx, self.in_shapes[0])
