@@ -1,0 +1,83 @@
+"""Shared helpers of the benchmark scripts.
+
+Each ``bench_*.py`` script runs one named case per process and prints its result as
+one JSON line prefixed with :data:`MARKER`, which ``run.py`` parses. The scripts use
+only nnabla's public API, so the same file runs on nnabla 1.39 and on ours.
+Keep this module compatible with Python 3.10 (the reference interpreter).
+"""
+import argparse
+import json
+import resource
+import sys
+import time
+import tracemalloc
+
+MARKER = "BENCH_RESULT "
+
+
+def emit(value, unit, **extra):
+    """Print a result line for ``run.py``: ``value`` in ``unit`` plus extra fields."""
+    record = {"value": value, "unit": unit}
+    record.update(extra)
+    sys.stdout.write(MARKER + json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
+def seconds_per_call(function, iterations, warmup=1):
+    """Mean time of ``function()`` over ``iterations`` calls, after warm-up."""
+    for _ in range(warmup):
+        function()
+    start = time.perf_counter()
+    for _ in range(iterations):
+        function()
+    return (time.perf_counter() - start) / iterations
+
+
+def max_rss_mb():
+    """The process's resident-set high-water mark so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def rss_delta_mb(function, iterations):
+    """Growth of the RSS high-water mark while ``function()`` runs ``iterations`` times."""
+    before = max_rss_mb()
+    for _ in range(iterations):
+        function()
+    return max_rss_mb() - before
+
+
+def traced_peak_mb(function, iterations):
+    """Peak of tracemalloc-traced memory above its level at the start, in MiB.
+
+    numpy reports its buffers to tracemalloc, so this sees arrays held by an engine
+    written on numpy; it does not see memory allocated by C++ code directly.
+    """
+    tracemalloc.start()
+    start, _ = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    for _ in range(iterations):
+        function()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return (peak - start) / 2.0 ** 20
+
+
+def run_case(cases, argv=None):
+    """Command line of a bench script: ``script.py CASE [--quick]``; runs ``cases[CASE]``."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("case", choices=sorted(cases))
+    parser.add_argument("--quick", action="store_true", help="fewer iterations")
+    args = parser.parse_args(argv)
+    cases[args.case](args.quick)
+
+
+def digits_batch(batch_size=64, index=0):
+    """One batch of scikit-learn's 8x8 digits: images (B, 1, 8, 8) and labels (B, 1)."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    rows = (np.arange(batch_size) + index * batch_size) % len(digits.target)
+    images = digits.images[rows].astype(np.float32)[:, None]
+    labels = digits.target[rows].astype(np.int32)[:, None]
+    return images, labels
