@@ -99,11 +99,16 @@ class SyncedArray:
 
     def set(self, arr, family="cpu"):
         """Install ``arr`` (a kernel's output) as the only head, without copying."""
-        if self.heads:
-            self._drop_all()
+        dtype = arr.dtype
+        n = arr.nbytes
+        used = _memory["in_use"] + n - self.nbytes_held
+        self.heads = {(family, dtype): arr}
+        self.nbytes_held = n
+        _memory["in_use"] = used
+        if used > _memory["peak"]:
+            _memory["peak"] = used
         self.fill_value = None
-        self.dtype = arr.dtype
-        self._hold((family, arr.dtype), arr)
+        self.dtype = dtype
         self.modification_count += 1
         self.clear_called = False
 

@@ -32,18 +32,15 @@ def link(f, in_nodes, out_nodes):
     VERSION[0] += 1
 
 
-def mark_auto(f, in_nodes, out_nodes, need_grad):
-    """Record which data a later backward needs, so handles can release the rest."""
+def mark_needed(f, in_nodes, out_nodes):
+    """Record which data a later backward needs, so dropped handles release the rest."""
     spec = f.spec
-    if need_grad:
-        for i in spec.needed_inputs(len(in_nodes)):
-            n = in_nodes[i]
-            if n is not None:
-                n.needed = True
-        for o in spec.needed_outputs(len(out_nodes)):
-            out_nodes[o].needed = True
-    for n in out_nodes:
-        n.auto = True
+    for i in spec.needed_inputs(len(in_nodes)):
+        n = in_nodes[i]
+        if n is not None:
+            n.needed = True
+    for o in spec.needed_outputs(len(out_nodes)):
+        out_nodes[o].needed = True
 
 
 # -- topology ------------------------------------------------------------------------------

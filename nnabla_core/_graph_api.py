@@ -139,6 +139,8 @@ def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan):
 def _as_node(x):
     if x is None:
         return None
+    if isinstance(x, Variable):
+        return x._node
     if isinstance(x, NdArray):      # an NdArray inside a graph call acts as a constant leaf
         node = VarNode(x.shape)
         node.data = x._array
@@ -147,7 +149,7 @@ def _as_node(x):
 
 
 def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
-    in_nodes = [_as_node(x) for x in inputs]
+    in_nodes = [x._node if x.__class__ is Variable else _as_node(x) for x in inputs]
     need_grad = False
     if spec.differentiable:
         for n in in_nodes:
@@ -159,10 +161,19 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
     else:
         out_nodes = _given_outputs(outputs, out_shapes, need_grad)
     f = Function(spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan)
-    _graph.link(f, in_nodes, out_nodes)
+    ref = weakref.ref(f)
+    for n in in_nodes:
+        if n is not None:
+            n.refs.append(ref)
+    for n in out_nodes:
+        n.parent = f
+    _graph.VERSION[0] += 1
     if _AUTO[0]:
         f.run_forward()
-        _graph.mark_auto(f, in_nodes, out_nodes, need_grad)
+        if need_grad:
+            _graph.mark_needed(f, in_nodes, out_nodes)
+        for n in out_nodes:
+            n.auto = True
     result = []
     for node in out_nodes:
         ref = node.owner

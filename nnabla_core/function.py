@@ -147,8 +147,11 @@ class Function:
         xs = [None if n is None else n.data.get(dt, fam)
               for n, dt in zip(self.in_nodes, self.in_dtypes)]
         ys = self.kernel.forward(xs)
-        for ref, y, dt in zip(self.out_refs, ys, self.out_dtypes):
-            node = ref()
+        i = 0
+        for y in ys:
+            node = self.out_refs[i]()
+            dt = self.out_dtypes[i]
+            i += 1
             if node is None:
                 continue
             if y.__class__ is not _ndarray and fam == "cpu":
@@ -156,9 +159,10 @@ class Function:
             ydt = y.dtype
             if ydt is not dt and ydt != dt and (ydt.kind == "f" or dt.kind != "f"):
                 y = y.astype(dt)      # float outputs take the storage type; indices keep theirs
-            if y.shape != node.data.shape:
-                y = self._fix_shape(y, node.data.shape)
-            node.data.set(y, fam)
+            arr = node.data
+            if y.shape != arr.shape:
+                y = self._fix_shape(y, arr.shape)
+            arr.set(y, fam)
         if self.spec._mutated:
             for i in self.spec._mutated:
                 node = self.in_nodes[i]
