@@ -1,0 +1,32 @@
+"""Tutorials that need downloads, devices or tools we do not have (skipped, with the reason),
+and the "Function list and converter" guide's first command."""
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.skip(reason="needs nnabla.models.imagenet.ResNet50 weights downloaded from nnabla.org")
+def test_graph_converters_fold_batch_normalization_of_resnet50():
+    """tutorial-graph-converters.txt: BatchNormalizationFoldingModifier, ChannelLastModifier."""
+
+
+@pytest.mark.skip(reason="needs ResNet18 weights from nnabla.org and the Caltech101 download")
+def test_models_finetuning_tutorial():
+    """nnabla-python-docs.txt line 1406: NNabla Models Finetuning Tutorial."""
+
+
+@pytest.mark.skip(reason="needs an IPython MPI cluster and several CUDA devices")
+def test_data_parallel_distributed_training():
+    """nnabla-python-docs.txt line 2266: C.MultiProcessCommunicator and all_reduce."""
+
+
+@pytest.mark.xfail(reason="nnabla_cli function_info prints a JSON object of specs, not the banner "
+                   "line and one function name per line; LSTM is not among our functions",
+                   strict=True)
+def test_nnabla_cli_function_info_lists_one_function_name_per_line():
+    out = subprocess.run([sys.executable, "-m", "nnabla.cli", "function_info"], check=True,
+                         capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("NNabla command line interface (Version:")
+    assert {"LSTM", "Sub2", "Mul2", "GreaterEqual", "Sigmoid", "Affine"} <= set(lines[1:])
