@@ -38,7 +38,8 @@ def clear_memo():
 
 
 def _setup(spec, in_shapes, kw, ctx, n_outputs):
-    """(args, output shapes, binding, dtype plan), memoised on the call's hashable parts."""
+    """(args, output shapes, binding, dtype plan, shared kernel or None), memoised on the
+    call's hashable parts."""
     try:
         key = (spec.name, in_shapes, tuple(kw.items()), tuple(ctx.backend), REGISTRY.version,
                n_outputs)
@@ -49,7 +50,10 @@ def _setup(spec, in_shapes, kw, ctx, n_outputs):
         args, out_shapes = infer(spec, list(in_shapes), bind_args(spec, kw), n_outputs)
         binding = resolve(spec, args, ctx)
         plan = dtype_plan(spec, len(in_shapes), len(out_shapes), binding.type_config)
-        hit = (args, out_shapes, binding, plan)
+        shared = None
+        if getattr(binding.kernel, "shareable", False):
+            shared = binding.kernel(spec, args, in_shapes, out_shapes)
+        hit = (args, out_shapes, binding, plan, shared)
         if key is not None:
             if len(_memo) > _MEMO_LIMIT:
                 _memo.clear()
@@ -81,8 +85,9 @@ def call(spec, inputs, kw, n_outputs=-1, outputs=None):
     """Run or build ``spec`` on ``inputs`` (a tuple) with arguments ``kw`` (a dict)."""
     in_shapes, imperative = _shapes(spec, inputs)
     ctx = _ctx_stack[-1] if _ctx_stack else _ctx_default[0]
-    args, out_shapes, binding, plan = _setup(spec, in_shapes, kw, ctx, n_outputs)
-    kernel = binding.kernel(spec, args, in_shapes, out_shapes)
+    args, out_shapes, binding, plan, kernel = _setup(spec, in_shapes, kw, ctx, n_outputs)
+    if kernel is None:
+        kernel = binding.kernel(spec, args, in_shapes, out_shapes)
     if imperative:
         result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan)
     else:

@@ -14,6 +14,12 @@ CATEGORY_MODULES = (
 )
 
 
+# Kernels of these families keep no state from forward to backward (only what setup()
+# derives from arguments and shapes), so one instance may serve every call with the same
+# shapes and arguments: the engine then skips re-creating it in imperative/dynamic code.
+STATELESS_MODULES = ("arithmetic", "math", "activation", "logical")
+
+
 def _collect():
     table = {}
     for name in CATEGORY_MODULES:
@@ -23,6 +29,9 @@ def _collect():
             if e.name != f"{__name__}.{name}":
                 raise
             continue
+        if name in STATELESS_MODULES:
+            for cls in module.KERNELS.values():
+                cls.shareable = True
         table.update(module.KERNELS)
     return table
 

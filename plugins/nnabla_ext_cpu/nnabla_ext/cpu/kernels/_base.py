@@ -22,6 +22,7 @@ class Kernel:
     """Base class of a kernel; subclasses override ``forward`` and ``backward``."""
 
     xp = np
+    shareable = False   # True: keeps no per-call state, one instance may serve many calls
 
     def __init__(self, spec, args, in_shapes, out_shapes):
         self.__dict__.update(args)
