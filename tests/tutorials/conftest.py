@@ -38,6 +38,6 @@ def digits():
 
 @pytest.fixture
 def data(digits):
-    """The tutorials' iterator: ``data_iterator_tiny_digits(digits, batch_size=64, shuffle=True)``."""
+    """The tutorials' ``data_iterator_tiny_digits(digits, batch_size=64, shuffle=True)``."""
     import tiny_digits
     return tiny_digits.data_iterator_tiny_digits(digits, batch_size=64, shuffle=True)

@@ -50,7 +50,8 @@ class DynamicLossScalingUpdater(object):
                  accum_grad=1, weight_decay=None):
         self.solver, self.loss, self.data_feeder = solver, loss, data_feeder
         self.scale, self.scaling_factor, self.N = scale, scaling_factor, N
-        self.clear_buffer, self.accum_grad, self.weight_decay = clear_buffer, accum_grad, weight_decay
+        self.clear_buffer, self.accum_grad = clear_buffer, accum_grad
+        self.weight_decay = weight_decay
         self._counter = 0
         self._recursive_count = 0
         self._max_recursive_count = 100

@@ -21,7 +21,7 @@ def logreg_forward(x):
 
 
 def logreg_loss(y, t):
-    loss = F.mean(F.softmax_cross_entropy(y, t))  # Softmax Xentropy fits multiclass classification problems
+    loss = F.mean(F.softmax_cross_entropy(y, t))  # Softmax Xentropy fits multiclass classification problems  # noqa: E501
     return loss
 
 
@@ -92,7 +92,8 @@ def test_static_graph_build_infers_the_printed_shapes_without_computing(data, ca
     print(y.shape)
     print(t.shape)
     print(loss.shape)  # empty tuple means scalar
-    assert capsys.readouterr().out == "Printing shapes of variables\n(64, 1, 8, 8)\n(64, 10)\n(64, 1)\n()\n"
+    assert capsys.readouterr().out == (
+        "Printing shapes of variables\n(64, 1, 8, 8)\n(64, 10)\n(64, 1)\n()\n")
     assert not np.any(y.d)
 
 
@@ -102,7 +103,8 @@ def test_forward_gives_affine_scores_and_their_mean_softmax_cross_entropy(data):
     w, b = (p.d for p in nn.get_parameters().values())
     np.testing.assert_allclose(y.d, x.d.reshape(64, -1) @ w + b, rtol=1e-5, atol=1e-4)
     z = y.d.astype(np.float64)
-    log_p = z - z.max(1, keepdims=True) - np.log(np.exp(z - z.max(1, keepdims=True)).sum(1, keepdims=True))
+    z = z - z.max(axis=1, keepdims=True)
+    log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
     assert loss.d == pytest.approx(-log_p[np.arange(64), t.d.ravel().astype(int)].mean(), rel=1e-5)
 
 
@@ -332,9 +334,9 @@ def cnn_embed(x, test=False):
     # Parameters pretrained in the above CNN example are used.
     with nn.parameter_scope("cnn"):
         with nn.parameter_scope("conv1"):
-            c1 = F.tanh(PF.batch_normalization(PF.convolution(x, 4, (3, 3), pad=(1, 1), stride=(2, 2)), batch_stat=not test))
+            c1 = F.tanh(PF.batch_normalization(PF.convolution(x, 4, (3, 3), pad=(1, 1), stride=(2, 2)), batch_stat=not test))  # noqa: E501
         with nn.parameter_scope("conv2"):
-            c2 = F.tanh(PF.batch_normalization(PF.convolution(c1, 8, (3, 3), pad=(1, 1)), batch_stat=not test))
+            c2 = F.tanh(PF.batch_normalization(PF.convolution(c1, 8, (3, 3), pad=(1, 1)), batch_stat=not test))  # noqa: E501
             c2 = F.average_pooling(c2, (2, 2))
         with nn.parameter_scope("fc3"):
             fc3 = PF.affine(c2, 32)
@@ -376,7 +378,8 @@ def test_siamese_network_reuses_saved_cnn_parameters_and_trains_only_the_embeddi
         loss.backward()
         solver.weight_decay(1e-5)  # Applying weight decay as an regularization
         solver.update()
-    changed = sorted(k for k, v in nn.get_parameters().items() if not np.array_equal(v.d, before[k]))
+    changed = sorted(k for k, v in nn.get_parameters().items()
+                     if not np.array_equal(v.d, before[k]))
     # The embedding bias cancels in e0 - e1, so only the weight moves.
     assert changed == ["embed2d/affine/W"] and np.isfinite(loss.d)
     x_all = nn.Variable(digits.images[:512, None].shape)

@@ -98,7 +98,7 @@ def train_dynamic(digits8, capsys, epochs=2):
             with nn.auto_forward():
                 dynamic_y = cnn(x)
                 dynamic_l = F.mean(F.softmax_cross_entropy(dynamic_y, t))
-            solver.set_parameters(nn.get_parameters(), reset=False, retain_state=True)  # this can be done dynamically
+            solver.set_parameters(nn.get_parameters(), reset=False, retain_state=True)  # this can be done dynamically  # noqa: E501
             solver.zero_grad()
             dynamic_l.backward(clear_buffer=True)
             solver.update()
