@@ -77,10 +77,9 @@ class Plan:
         self.releases = {}
 
     def release_schedule(self, mode):
-        sched = self.releases.get(mode)
-        if sched is None:
-            sched = self.releases[mode] = _release_schedule(self, mode)
-        return sched
+        if mode not in self.releases:
+            self.releases[mode] = _release_schedule(self, mode)
+        return self.releases[mode]
 
 
 def get_plan(roots):
@@ -156,21 +155,19 @@ def _release_schedule(plan, mode):
                 needed.add(id(f.out_refs[o]()))
     sched = [[] for _ in plan.functions]
     for key, (i, n) in last.items():
-        if n.parent is None or n.persistent or key in roots or key in needed:
+        if n.parent is None or n.persistent or key in roots:
             continue
-        sched[i].append(n)
-    return sched
+        if n.recompute or (mode != "none" and key not in needed):
+            sched[i].append(n)      # recompute nodes go in every mode; backward rebuilds them
+    return sched if any(sched) else None
 
 
 # -- forward -------------------------------------------------------------------------------
 def forward(roots, clear_buffer=False, clear_no_need_grad=False, pre_hook=None, post_hook=None):
     plan = get_plan(roots)
     functions = plan.functions
-    sched = None
-    if clear_buffer:
-        sched = plan.release_schedule("all")
-    elif clear_no_need_grad:
-        sched = plan.release_schedule("no_need_grad")
+    mode = "all" if clear_buffer else ("no_need_grad" if clear_no_need_grad else "none")
+    sched = plan.release_schedule(mode)
     if sched is None and pre_hook is None and post_hook is None:
         for f in functions:
             if f.python:
@@ -266,11 +263,26 @@ def _as_list(callbacks):
 
 def _read_data(f, node, what, dtype=F32):
     arr = node.data
+    if not arr.heads and arr.fill_value is None and arr.clear_called and node.recompute:
+        recompute(node)
     if not arr.heads and arr.fill_value is None and arr.clear_called:
         raise RuntimeError(f"{f.spec.api_name}: the backward pass needs the data of its {what}, "
                            "which was cleared (forward(clear_buffer=True) or "
                            "persistent=False); run forward with clear_no_need_grad=True instead")
     return arr.get(dtype, f.family)
+
+
+def recompute(node):
+    """Rebuild the cleared data of ``node`` by re-running its parent (and, recursively,
+    cleared ``recompute`` inputs of that parent). Stochastic kernels replay their draws."""
+    f = node.parent
+    for n in f.in_nodes:
+        if n is not None and n.recompute and n.parent is not None and not n.data.heads:
+            recompute(n)
+    if f.python:
+        _python_forward(f)
+    else:
+        f.run_forward(replay=True)
 
 
 def output_grad(state, node, family):

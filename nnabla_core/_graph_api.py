@@ -24,6 +24,7 @@ from ._variable import Variable, VarNode
 from .auto_forward import STATE as _AUTO
 from .context import _default as _ctx_default
 from .context import _stack as _ctx_stack
+from ._runtime_flags import FLAGS as _FLAGS
 from .function import Function, dtype_plan
 from .plugins import REGISTRY
 from .plugins.resolve import resolve
@@ -165,6 +166,9 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
         out_nodes = [VarNode(shape, need_grad) for shape in out_shapes]
     else:
         out_nodes = _given_outputs(outputs, out_shapes, need_grad)
+    if _FLAGS["global_recompute"]:
+        for n in out_nodes:
+            n.recompute = True
     f = Function(spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan)
     ref = weakref.ref(f)
     for n in in_nodes:

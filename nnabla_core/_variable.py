@@ -229,7 +229,9 @@ class Variable:
 
     @recompute.setter
     def recompute(self, value):
+        from . import _graph
         self._node.recompute = bool(value)
+        _graph.bump()
 
     @property
     def name(self):

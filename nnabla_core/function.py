@@ -142,11 +142,13 @@ class Function:
         return f"<Function {self.spec.name} at {hex(id(self))}>"
 
     # -- execution (engine) ---------------------------------------------------------------
-    def run_forward(self):
+    def run_forward(self, replay=False):
+        """Run the kernel; ``replay`` repeats the last draws of a stochastic kernel."""
         fam = self.family
         xs = [None if n is None else n.data.get(dt, fam)
               for n, dt in zip(self.in_nodes, self.in_dtypes)]
-        ys = self.kernel.forward(xs)
+        kernel = self.kernel
+        ys = getattr(kernel, "recompute", kernel.forward)(xs) if replay else kernel.forward(xs)
         i = 0
         for y in ys:
             node = self.out_refs[i]()

@@ -288,3 +288,27 @@ def test_function_forward_and_backward_can_be_called_explicitly_with_accum():
     np.testing.assert_allclose(x.g, [4.0, 4.0])
     f.backward([x], [y], accum=[False])
     np.testing.assert_allclose(x.g, [3.0, 3.0])
+
+
+def test_recompute_variables_are_cleared_in_forward_and_rebuilt_for_backward():
+    x = _var([0.1, 0.2])
+    h = F.tanh(x)
+    h.recompute = True
+    y = F.tanh(F.mul_scalar(h, 2.0))
+    y.forward()
+    assert h.data.clear_called
+    y.backward()
+    t = np.tanh(np.array([0.1, 0.2]))
+    expected = (1 - np.tanh(2 * t) ** 2) * 2 * (1 - t ** 2)    # the exact gradient
+    np.testing.assert_allclose(x.g, expected, rtol=1e-5)
+
+
+def test_recompute_replays_the_same_dropout_mask():
+    x = _var(np.ones(1000))
+    h = F.dropout(x, p=0.5)
+    h.recompute = True
+    y = F.mul_scalar(F.mul2(h, h), 1.0)
+    y.forward()
+    y.backward()
+    g = x.g.copy()
+    assert set(np.unique(g)) <= {0.0, 8.0} and 0 < (g == 0).sum() < 1000
