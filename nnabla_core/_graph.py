@@ -163,7 +163,17 @@ def _release_schedule(plan, mode):
 
 
 # -- forward -------------------------------------------------------------------------------
+# Float overflow and NaN are values in nnabla (loss scaling depends on seeing inf), not
+# warnings: a whole pass runs with numpy's floating-point warnings off.
+_QUIET = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
+
+
 def forward(roots, clear_buffer=False, clear_no_need_grad=False, pre_hook=None, post_hook=None):
+    with np.errstate(**_QUIET):
+        _forward(roots, clear_buffer, clear_no_need_grad, pre_hook, post_hook)
+
+
+def _forward(roots, clear_buffer, clear_no_need_grad, pre_hook, post_hook):
     plan = get_plan(roots)
     functions = plan.functions
     mode = "all" if clear_buffer else ("no_need_grad" if clear_no_need_grad else "none")
@@ -225,6 +235,11 @@ def _seed(root, grad):
 
 def backward(root, grad=1, clear_buffer=False, communicator_callbacks=None,
              pre_hook=None, post_hook=None):
+    with np.errstate(**_QUIET):
+        _backward(root, grad, clear_buffer, communicator_callbacks, pre_hook, post_hook)
+
+
+def _backward(root, grad, clear_buffer, communicator_callbacks, pre_hook, post_hook):
     functions = get_plan([root]).functions
     if not functions:
         return

@@ -41,7 +41,7 @@ class Context:
     __str__ = __repr__
 
 
-_default = [Context(["cpu:float"], "CpuCachedArray", "0")]
+_default = [Context(["cpu:float"], "", "0")]
 _stack = []
 
 

@@ -38,7 +38,7 @@ def get_extension_context(ext_name, **kw):
     Example:
         >>> from nnabla.ext_utils import get_extension_context
         >>> get_extension_context('cpu', type_config='half').backend
-        ['cpu:half']
+        ['cpu:half', 'cpu:float']
     """
     type_config = kw.get("type_config", "float")
     if type_config not in ("float", "half", "mixed_half"):

@@ -9,7 +9,7 @@ import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 from nnabla.ext_utils import get_extension_context
 
-from tutorial_known_bugs import FP16_OVERFLOW_WARNINGS, xfail_missing
+from tutorial_known_bugs import xfail_missing
 
 
 def build_half_classifier():
@@ -81,7 +81,6 @@ class DynamicLossScalingUpdater(object):
         self._counter += 1
 
 
-@pytest.mark.xfail(reason=FP16_OVERFLOW_WARNINGS, raises=RuntimeWarning, strict=True)
 def test_dynamic_loss_scaling_halves_an_overflowing_scale_and_trains():
     x, t, loss, solver = build_half_classifier()
     # The guide's default feeder `lambda x: x` cannot be called without an argument.

@@ -9,20 +9,23 @@ __version__ = "0.1.0"
 API_VERSION = (1, 0)
 
 
-def context(device_id="0", type_config="float", **kw):
-    """The context of this backend: ``backend=['cpu:<type_config>']``.
+def context(device_id="", type_config="float", **kw):
+    """The context of this backend, as nnabla makes it.
+
+    ``half`` lists ``cpu:float`` after ``cpu:half`` so a function without a half
+    kernel still runs. The CPU has no device index: ``device_id`` is ``''``.
 
     Example:
         >>> import nnabla_ext.cpu
         >>> nnabla_ext.cpu.context(type_config='half').backend
-        ['cpu:half']
+        ['cpu:half', 'cpu:float']
     """
     from nnabla import Context
     if type_config not in ("float", "half"):
         raise ValueError(f"nnabla_ext.cpu.context: argument 'type_config' is {type_config!r}; "
                          "expected 'float' or 'half'")
-    return Context(backend=[f"cpu:{type_config}"], array_class="CpuCachedArray",
-                   device_id=str(device_id))
+    backend = ["cpu:half", "cpu:float"] if type_config == "half" else ["cpu:float"]
+    return Context(backend=backend, array_class="CpuCachedArray", device_id="")
 
 
 def get_devices():
