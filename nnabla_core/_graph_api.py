@@ -125,8 +125,9 @@ def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan):
             y = np.asarray(y)
         if y.dtype != dt and (y.dtype.kind == "f" or dt.kind != "f"):
             y = y.astype(dt)
-        if y.shape != shape:
+        if y.shape != shape and not spec.dynamic_shape:
             y = y.reshape(shape)
+        shape = y.shape
         if outputs is not None and i < len(outputs) and outputs[i] is not None:
             out = outputs[i]
             out._array.set(y, fam)

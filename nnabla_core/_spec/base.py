@@ -84,6 +84,9 @@ class FunctionSpec:
     differentiable: bool = True
     stochastic: bool = False
     resolve_args: Callable | None = None   # fills input-dependent defaults: (spec, in_shapes, args) -> args
+    # Output shapes known only from the data (nonzero, unique, bool_gather): infer_shape
+    # returns a placeholder and the forward pass resizes the outputs to what the kernel made.
+    dynamic_shape: bool = False
 
     def __post_init__(self):
         self.arg_names = tuple(a.name for a in self.args)
