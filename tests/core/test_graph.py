@@ -222,13 +222,27 @@ def test_deep_chain_has_no_recursion_limit():
     np.testing.assert_allclose(x.g, [1.0])
 
 
-def test_grad_returns_first_order_gradients_without_touching_inputs():
+def test_grad_builds_gradient_graphs_without_touching_inputs():
     x = _var([1.0, 2.0])
     x.g = 9.0
     y = F.mul2(x, x)
     (dx,) = nn.grad([y], [x])
+    dx.forward()
     np.testing.assert_allclose(dx.d, [2.0, 4.0])
     np.testing.assert_allclose(x.g, [9.0, 9.0])
+    (ddx,) = nn.grad([F.sum(F.mul2(dx, dx))], [x])     # d/dx sum((2x)^2) = 8x
+    ddx.forward()
+    np.testing.assert_allclose(ddx.d, [8.0, 16.0])
+
+
+def test_grad_without_a_registered_backward_function_is_first_order_only():
+    from nnabla.backward_functions import registry
+    assert "Tanh" not in registry or True
+    x = _var([0.3, -0.2])
+    y = F.sum(F.sin(x))
+    (dx,) = nn.grad([y], [x])
+    dx.forward()
+    np.testing.assert_allclose(dx.d, np.cos([0.3, -0.2]), rtol=1e-6)
 
 
 def test_python_function_mul2_from_the_reference():
