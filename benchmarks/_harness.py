@@ -33,6 +33,18 @@ def seconds_per_call(function, iterations, warmup=1):
     return (time.perf_counter() - start) / iterations
 
 
+def seconds_per_call_each(function, iterations, warmup=1):
+    """Time of each of ``iterations`` calls of ``function()``, after warm-up, in seconds."""
+    for _ in range(warmup):
+        function()
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return times
+
+
 def max_rss_mb():
     """The process's resident-set high-water mark so far, in MiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
