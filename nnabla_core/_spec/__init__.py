@@ -12,7 +12,9 @@ from .base import ALL_INPUTS, REQUIRED, Arg, FunctionSpec, Input, Needs, Output 
 
 CATEGORY_MODULES = (
     "arithmetic", "math", "activation", "neural_network", "normalization", "reduction",
-    "array", "loss", "logical", "stochastic", "validation",
+    "array", "loss", "logical", "stochastic", "validation", "recurrent", "nn_advanced",
+    "array_extra", "normalization_extra",
+    "signal", "geometry",
 )
 
 

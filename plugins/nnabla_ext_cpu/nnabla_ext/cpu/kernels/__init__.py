@@ -10,7 +10,9 @@ import importlib
 
 CATEGORY_MODULES = (
     "arithmetic", "math", "activation", "neural_network", "normalization", "reduction",
-    "array", "loss", "logical", "stochastic", "validation",
+    "array", "loss", "logical", "stochastic", "validation", "recurrent", "nn_advanced",
+    "array_extra", "normalization_extra",
+    "signal", "resize", "geometry",
 )
 
 
