@@ -239,18 +239,31 @@ def backward(root, grad=1, clear_buffer=False, communicator_callbacks=None,
         _backward(root, grad, clear_buffer, communicator_callbacks, pre_hook, post_hook)
 
 
+def _backward_steps(plan):
+    """(function, propagate_down) in backward order, skipping functions with nothing to do.
+
+    Cached on the plan: need_grad changes bump the graph version, which drops the plan.
+    """
+    steps = plan.releases.get("backward")
+    if steps is None:
+        eff = effective_need_grad(plan.functions)
+        steps = []
+        for f in reversed(plan.functions):
+            pd = [False if n is None else (eff.get(id(n), False) if n.parent is not None
+                                           else n.need_grad) for n in f.in_nodes]
+            if any(pd):
+                steps.append((f, pd))
+        plan.releases["backward"] = steps
+    return steps
+
+
 def _backward(root, grad, clear_buffer, communicator_callbacks, pre_hook, post_hook):
-    functions = get_plan([root]).functions
-    if not functions:
+    plan = get_plan([root])
+    if not plan.functions:
         return
-    eff = effective_need_grad(functions)
     state = _Pass(root, _seed(root, grad))
     callbacks = _as_list(communicator_callbacks)
-    for f in reversed(functions):
-        pd = [False if n is None else (eff.get(id(n), False) if n.parent is not None
-                                       else n.need_grad) for n in f.in_nodes]
-        if not any(pd):
-            continue
+    for f, pd in _backward_steps(plan):
         if pre_hook is not None:
             pre_hook(f)
         if f.python:

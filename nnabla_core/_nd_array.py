@@ -128,7 +128,8 @@ class NdArray:
     def cast(self, dtype, ctx=None):
         """Cast in place to ``dtype``; returns the numpy array when ``ctx`` is None."""
         a = self._array
-        a.dtype = _as_dtype(dtype)
+        if dtype is not a.dtype:
+            a.dtype = _as_dtype(dtype)
         if ctx is None:
             return a.cast(a.dtype, "cpu")
         from .plugins.resolve import family_of_context

@@ -50,8 +50,15 @@ def _grad_is_zeroing(var):
     return bool(getattr(var.grad, "zeroing", False))
 
 
+_F32 = np.dtype(np.float32)
+
+
 def _f32(array):
-    return array.cast(np.float32)
+    """The float32 numpy buffer of an NdArray, for writing (the cast NdArray.cast does)."""
+    synced = array._array
+    if synced.dtype is not _F32:
+        synced.dtype = _F32
+    return synced.cast(_F32, "cpu")
 
 
 class Solver:
