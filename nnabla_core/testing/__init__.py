@@ -1,19 +1,24 @@
-"""``nnabla.testing``: assertions for tests."""
+"""``nnabla.testing``: assertions for tests, and the clear-called flag recorder."""
 from __future__ import annotations
 
 import numpy as np
 
+from . import clear_called_flag_recorder  # noqa: F401 - nnabla exposes it here
 
-def assert_allclose(actual, desired, rtol=1e-07, atol=0, equal_nan=True, err_msg="",
+
+def assert_allclose(actual, desired, rtol=1e-05, atol=1e-06, equal_nan=True, err_msg="",
                     verbose=True):
-    """``numpy.testing.assert_allclose`` that also accepts NdArray and Variable."""
+    """``numpy.testing.assert_allclose`` with ``numpy.allclose``'s tolerances, as nnabla's.
+
+    Also accepts NdArray and Variable (compared by their data).
+    """
     np.testing.assert_allclose(_numpy(actual), _numpy(desired), rtol=rtol, atol=atol,
                                equal_nan=equal_nan, err_msg=err_msg, verbose=verbose)
 
 
 def _numpy(v):
-    from ._nd_array import NdArray
-    from ._variable import Variable
+    from .._nd_array import NdArray
+    from .._variable import Variable
     if isinstance(v, Variable):
         return v.d
     if isinstance(v, NdArray):

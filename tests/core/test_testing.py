@@ -1,0 +1,20 @@
+"""nnabla.testing: nnabla's tolerances, and the recorder that says it is not implemented."""
+import numpy as np
+import pytest
+
+from nnabla.testing import assert_allclose, clear_called_flag_recorder
+
+
+def test_assert_allclose_uses_numpy_allclose_tolerances():
+    assert_allclose(np.ones(2), np.ones(2) + 5e-7)        # within atol=1e-6
+    assert_allclose(np.full(2, 1e3), np.full(2, 1e3) * (1 + 5e-6))  # within rtol=1e-5
+    with pytest.raises(AssertionError):
+        assert_allclose(np.ones(2), np.ones(2) + 1e-4)
+
+
+def test_clear_called_flag_recorder_raises_instead_of_returning_flags():
+    with pytest.raises(NotImplementedError, match="clear_called_flag_recorder"):
+        clear_called_flag_recorder.activate_clear_called_flag_recorder()
+    with pytest.raises(NotImplementedError):
+        clear_called_flag_recorder.get_input_clear_called_flags()
+    clear_called_flag_recorder.deactivate_clear_called_flag_recorder()
