@@ -101,16 +101,25 @@ class Function:
 
     def forward(self, inputs, outputs):
         """Run the kernel on the data of ``inputs``, writing the data of ``outputs``."""
+        self._store(outputs, self.kernel.forward(self._gather(inputs)))
+
+    def _gather(self, inputs):
+        return [v._node.data.get(dt, self.family) for v, dt in zip(inputs, self.in_dtypes)]
+
+    def _store(self, outputs, ys):
         fam = self.family
-        xs = [v._node.data.get(dt, fam) for v, dt in zip(inputs, self.in_dtypes)]
-        for v, y, dt in zip(outputs, self.kernel.forward(xs), self.out_dtypes):
+        for v, y, dt in zip(outputs, ys, self.out_dtypes):
             y = np.asarray(y) if fam == "cpu" else y
             v._node.data.set(y.astype(dt) if y.dtype.kind == "f" and y.dtype != dt else y, fam)
 
     def backward(self, inputs, outputs, accum=None):
-        """Back-propagate ``outputs``' grads into ``inputs``' grads (add where ``accum``)."""
+        """Back-propagate ``outputs``' grads into ``inputs``' grads.
+
+        ``accum[i]`` adds to input ``i``'s grad instead of overwriting it; without
+        ``accum`` every input accumulates, as in nnabla.
+        """
         fam = self.family
-        accum = [False] * len(inputs) if accum is None else list(accum)
+        accum = [True] * len(inputs) if accum is None else list(accum)
         xs = [v._node.data.get(dt, fam) for v, dt in zip(inputs, self.in_dtypes)]
         ys = [v._node.data.get(v._node.data.dtype, fam) for v in outputs]
         dys = [v._node.grad.get(F32, fam) for v in outputs]
@@ -136,7 +145,37 @@ class Function:
         return -1
 
     def need_setup_recompute(self, o):
-        return False
+        """Whether ``setup_recompute`` must precede ``forward`` for a faithful ``recompute``.
+
+        True for stochastic functions, whose recomputation replays the forward draws.
+        """
+        return self.spec.stochastic
+
+    def setup_recompute(self, inputs, outputs):
+        """Prepare ``recompute``; our stochastic kernels keep their last draws themselves."""
+
+    def recompute(self, inputs, outputs):
+        """Run the forward pass again, replaying a stochastic kernel's last draws."""
+        xs = self._gather(inputs)
+        replay = getattr(self.kernel, "recompute", None)
+        self._store(outputs, replay(xs) if replay is not None else self.kernel.forward(xs))
+
+    def set_active_input_mask(self, mask):
+        """Leave out the inputs whose ``mask`` entry is false, in forward and backward.
+
+        The function then behaves as if built from the active inputs only (nnabla uses
+        this for variadic functions such as ``add_n`` and ``mul_n``); inactive inputs
+        get no gradient.
+        """
+        mask = [bool(m) for m in mask]
+        if len(mask) != len(self.in_nodes):
+            raise ValueError(f"{self.spec.api_name}: set_active_input_mask got {len(mask)} "
+                             f"flags; expected one per input ({len(self.in_nodes)})")
+        if not any(mask):
+            raise ValueError(f"{self.spec.api_name}: set_active_input_mask needs at least "
+                             "one active input")
+        kernel = getattr(self.kernel, "masked_kernel", self.kernel)
+        self.kernel = kernel if all(mask) else _MaskedKernel(kernel, mask)
 
     def __repr__(self):
         return f"<Function {self.spec.name} at {hex(id(self))}>"
@@ -184,6 +223,32 @@ class Function:
 
     def run_backward_kernel(self, xs, ys, dys, propagate_down):
         return self.kernel.backward(xs, ys, dys, propagate_down)
+
+
+class _MaskedKernel:
+    """A kernel seen through an active-input mask: it gets the active inputs only.
+
+    Everything else (shapes, flags) is the wrapped kernel's; the grads of inactive
+    inputs are ``None``.
+    """
+
+    def __init__(self, kernel, mask):
+        self.masked_kernel = kernel
+        self.mask = mask
+
+    def __getattr__(self, name):
+        return getattr(self.masked_kernel, name)
+
+    def _active(self, values):
+        return [v for v, m in zip(values, self.mask) if m]
+
+    def forward(self, xs):
+        return self.masked_kernel.forward(self._active(xs))
+
+    def backward(self, xs, ys, dys, propagate_down):
+        grads = iter(self.masked_kernel.backward(self._active(xs), ys, dys,
+                                                 self._active(propagate_down)))
+        return [next(grads) if m else None for m in self.mask]
 
 
 _dtype_plans = {}

@@ -1,0 +1,62 @@
+"""Function's explicit-call API as nnabla's testers use it: accum default, recompute, masks."""
+import numpy as np
+import pytest
+
+import nnabla as nn
+import nnabla.functions as F
+
+
+def _var(values):
+    return nn.Variable.from_numpy_array(np.asarray(values, np.float32)).apply(need_grad=True)
+
+
+def test_backward_without_accum_flags_accumulates_like_nnabla():
+    x = _var([1.0, 2.0])
+    y = F.mul_scalar(x, 3.0)
+    y.forward()
+    y.g = 1.0
+    x.g = 1.0
+    y.parent.backward([x], [y])
+    np.testing.assert_allclose(x.g, [4.0, 4.0])
+
+
+def test_recompute_of_a_stochastic_function_replays_its_draws():
+    x = _var(np.ones((4, 5)))
+    y = F.dropout(x, 0.5, seed=1)
+    f = y.parent
+    assert f.need_setup_recompute(0)
+    f.setup_recompute([x], [y])
+    f.forward([x], [y])
+    expected = y.d.copy()
+    y.data.zero()
+    f.recompute([x], [y])
+    np.testing.assert_array_equal(y.d, expected)
+
+
+def test_recompute_of_a_deterministic_function_is_its_forward():
+    x = _var([1.0, -2.0])
+    y = F.relu(x)
+    assert not y.parent.need_setup_recompute(0)
+    y.parent.recompute([x], [y])
+    np.testing.assert_allclose(y.d, [1.0, 0.0])
+
+
+def test_inactive_inputs_are_left_out_of_forward_and_backward():
+    xs = [_var([i + 1.0, i + 1.0]) for i in range(3)]
+    y = F.mul_n(*xs)
+    y.parent.set_active_input_mask([True, False, True])
+    y.forward()
+    np.testing.assert_allclose(y.d, [3.0, 3.0])
+    for x in xs:
+        x.grad.zero()
+    y.backward(np.ones(2, np.float32))
+    np.testing.assert_allclose([x.g[0] for x in xs], [3.0, 0.0, 1.0])
+    y.parent.set_active_input_mask([True, True, True])
+    y.forward()
+    np.testing.assert_allclose(y.d, [6.0, 6.0])
+
+
+def test_active_input_mask_of_the_wrong_length_is_refused():
+    y = F.add_n(_var([1.0]), _var([2.0]))
+    with pytest.raises(ValueError, match="set_active_input_mask.*3 flags.*2"):
+        y.parent.set_active_input_mask([True, True, True])
