@@ -13,6 +13,7 @@ CATEGORY_MODULES = (
     "array", "loss", "logical", "stochastic", "validation", "recurrent", "nn_advanced",
     "array_extra", "normalization_extra",
     "signal", "resize", "geometry",
+    "quantization", "misc",
 )
 
 
