@@ -27,7 +27,7 @@ def _setup(case):
         leaves = [flat[i] for i in case.grad_inputs if flat[i] is not None]
     ys = outputs_of(call(case, xs))
     rng = np.random.RandomState(7)
-    dys = [nn.Variable.from_numpy_array(rng.randn(*y.shape).astype(np.float32), need_grad=True)
+    dys = [nn.Variable.from_numpy_array(np.float32(rng.randn(*y.shape)), need_grad=True)
            for y in ys]
     return xs, leaves, ys, dys
 
@@ -56,7 +56,7 @@ def test_second_order_gradient_matches_central_differences(case):
     xs, leaves, ys, dys = _setup(case)
     grads = nn.grad(ys, leaves, grad_outputs=dys)
     rng = np.random.RandomState(11)
-    terms = [F.sum(g * nn.Variable.from_numpy_array(rng.randn(*g.shape).astype(np.float32)))
+    terms = [F.sum(g * nn.Variable.from_numpy_array(np.float32(rng.randn(*g.shape))))
              for g in grads if g is not None]
     if not terms:
         pytest.skip("no gradient flows to the inputs")
