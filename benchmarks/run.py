@@ -59,12 +59,18 @@ MEMORY_PAIRS = [("deep_cnn_dynamic_rss", "deep_cnn_static_rss"),
                 ("deep_cnn_dynamic_traced", "deep_cnn_static_traced")]
 
 
-def run_once(python, bench, quick):
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def run_once(python, bench, quick, threads=None):
     """Run one case in a fresh process; return its result dict or an 'error' dict."""
     command = [python, os.path.join(HERE, bench.script), bench.name] + (["--quick"] * quick)
+    env = dict(os.environ)
+    if threads:
+        env.update({name: str(threads) for name in THREAD_VARIABLES})
     try:
         done = subprocess.run(command, check=False, cwd=HERE, capture_output=True, text=True,
-                              timeout=TIMEOUT_SECONDS)
+                              timeout=TIMEOUT_SECONDS, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {TIMEOUT_SECONDS} s"}
     for line in done.stdout.splitlines():
@@ -103,7 +109,7 @@ def meets(target, ours, ratio):
     return "" if measured is None else ("yes" if measured <= float(bound) else "no")
 
 
-def run_all(benches, ours, reference, quick, repeats):
+def run_all(benches, ours, reference, quick, repeats, threads=None):
     """Measure every case, alternating ours and nnabla; return the result rows."""
     rows = []
     for bench in benches:
@@ -114,7 +120,7 @@ def run_all(benches, ours, reference, quick, repeats):
         samples = {key: [] for key in pythons}
         for _ in range(count):
             for key, python in pythons.items():
-                samples[key].append(run_once(python, bench, quick))
+                samples[key].append(run_once(python, bench, quick, threads))
         row = {"name": bench.name, "group": bench.group, "target": bench.target}
         row.update({key: summarize(values) for key, values in samples.items()})
         rows.append(row)
@@ -166,6 +172,9 @@ def parse_args(argv=None):
     parser.add_argument("--only", nargs="+", metavar="NAME",
                         help="cases or groups (training, memory, dispatch, functions)")
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
+    parser.add_argument("--threads", type=int,
+                        help="set OMP/OpenBLAS/MKL thread counts of both engines (default: "
+                             "leave the environment alone)")
     parser.add_argument("--out", default=os.path.join(HERE, "results"), help="JSON folder")
     return parser.parse_args(argv)
 
@@ -190,11 +199,12 @@ def main(argv=None):
               f"Python {info['python_version']}")
     print("{:<26} {:>8} {:>12} {:>12} {:>8}  {}".format(
         "benchmark", "unit", "ours", "nnabla", "ratio", "target (issue 2) met"))
-    rows = run_all(benches, args.python, reference, args.quick, args.repeats)
+    rows = run_all(benches, args.python, reference, args.quick, args.repeats, args.threads)
     ratios = memory_ratios(rows)
     for name, value in ratios.items():
         print(f"{name}: {value:.3f} (target <= 1.10)")
-    write_json(args.out, {"engines": engines, "quick": args.quick, "rows": rows,
+    write_json(args.out, {"engines": engines, "quick": args.quick, "threads": args.threads,
+                          "rows": rows,
                           "memory_ratios": ratios})
     return 0
 
