@@ -21,7 +21,7 @@ def _affine(x, w, b, base_axis):
 
 def _conv2d(x, w, b, pad, stride, dilation, group):
     """Direct 2-D convolution, (N, C, H, W) with grouped weights (O, C/G, KH, KW)."""
-    n, c, h, wd = x.shape
+    n, _, h, wd = x.shape
     o, cg, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
     oh = (h + 2 * pad[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
