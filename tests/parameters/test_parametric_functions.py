@@ -227,8 +227,6 @@ def test_parametric_function_api_requires_fix_parameters():
         PF.parametric_function_api("x")(lambda inp: inp)
 
 
-@pytest.mark.skipif(not hasattr(F, "binary_connect_affine") or not hasattr(F, "inq_affine"),
-                    reason="F.binary_connect_affine and relatives belong to issue #3")
 def test_binary_and_inq_layers_register_companion_arrays_without_gradients():
     x = nn.Variable((2, 3, 4, 4))
     PF.binary_connect_affine(x, 5)
