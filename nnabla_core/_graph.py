@@ -136,11 +136,13 @@ def effective_need_grad(functions):
 def _release_schedule(plan, mode):
     """For each step, the nodes whose data may be released after it (forward pass)."""
     roots = {id(r) for r in plan.roots}
-    last = {}
+    last, kept = {}, set()
     for i, f in enumerate(plan.functions):
         for n in f.in_nodes:
             if n is not None:
                 last[id(n)] = (i, n)
+                if _keeps_inputs(f):
+                    kept.add(id(n))
     needed = set()
     if mode == "no_need_grad":
         eff = effective_need_grad(plan.functions)
@@ -155,7 +157,7 @@ def _release_schedule(plan, mode):
                 needed.add(id(f.out_refs[o]()))
     sched = [[] for _ in plan.functions]
     for key, (i, n) in last.items():
-        if n.parent is None or n.persistent or key in roots:
+        if n.parent is None or n.persistent or key in roots or key in kept:
             continue
         if n.recompute or (mode != "none" and key not in needed):
             sched[i].append(n)      # recompute nodes go in every mode; backward rebuilds them
@@ -368,10 +370,16 @@ def store_grad(state, node, g, f, dys):
     state.written.add(id(node))
 
 
+def _keeps_inputs(f):
+    return not f.python and f.spec.keeps_inputs
+
+
 def _release_after_backward(f, root):
     for ref in f.out_refs:
         n = ref()
         if n is None or n is root or n.persistent:
+            continue
+        if any(g is not None and _keeps_inputs(g) for g in (r() for r in n.refs)):
             continue
         n.grad.release()
         n.data.release()

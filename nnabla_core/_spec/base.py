@@ -87,6 +87,9 @@ class FunctionSpec:
     # Output shapes known only from the data (nonzero, unique, bool_gather): infer_shape
     # returns a placeholder and the forward pass resizes the outputs to what the kernel made.
     dynamic_shape: bool = False
+    # The graph passes never release this function's inputs (nnabla's
+    # prohibit_clear_input_buffers; Sink's inputs are the results a caller asked for).
+    keeps_inputs: bool = False
 
     def __post_init__(self):
         self.arg_names = tuple(a.name for a in self.args)
