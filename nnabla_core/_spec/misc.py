@@ -116,7 +116,7 @@ SPECS = [
     FunctionSpec("Unlink", "unlink", CATEGORY, X, (), Y, shapes.same, Needs(),
                  differentiable=False, doc="y = x, cut from the graph: no gradient flows."),
     FunctionSpec("Sink", "sink", CATEGORY, (Input("x", variadic=True),),
-                 (Arg("one_input_grad", "bool", True),), Y, sink, Needs(),
+                 (Arg("one_input_grad", "bool", True),), Y, sink, Needs(), keeps_inputs=True,
                  doc="A 0-d dummy output joining several variables so that one forward or "
                      "backward call runs them all; with `one_input_grad` every input's "
                      "gradient is 1."),
