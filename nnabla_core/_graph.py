@@ -340,7 +340,8 @@ def _run_backward(f, pd, state):
     for o, n in enumerate(outs):
         g = None if n is None else output_grad(state, n, fam)
         if g is None:
-            g = np.zeros(f.kernel.out_shapes[o], np.float32)
+            # The node's own shape: outputs sized by the data differ from the inferred one.
+            g = np.zeros(f.kernel.out_shapes[o] if n is None else n.data.shape, np.float32)
             if fam != "cpu":
                 g = _to_family(g, fam, F32)
         dys.append(g)

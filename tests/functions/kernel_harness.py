@@ -38,7 +38,8 @@ def check_forward(case):
     arrays = case.make_inputs()
     kernel, xs, out_shapes = make_kernel(case, arrays, np.float32)
     ys = kernel.forward(xs)
-    assert [tuple(y.shape) for y in ys] == [tuple(s) for s in out_shapes]
+    if not SPECS[case.name].dynamic_shape:   # data-sized outputs: shapes come from the kernel
+        assert [tuple(y.shape) for y in ys] == [tuple(s) for s in out_shapes]
     if case.ref is None:
         return ys
     ref_in = [None if a is None else (a if not isinstance(a, list) else a) for a in arrays]
