@@ -198,8 +198,6 @@ def test_lstm_cell_registers_an_affine_under_lstm():
     assert _shapes() == {"lstm/affine/W": (7, 4, 4), "lstm/affine/b": (4, 4)}
 
 
-@pytest.mark.skipif(not hasattr(F, "spectral_norm"),
-                    reason="F.spectral_norm and relatives belong to issue #3")
 def test_weight_and_spectral_normalization_parameters():
     w = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3))
     PF.weight_normalization(w, dim=0)
