@@ -135,7 +135,6 @@ class WarpByGrid(Kernel):
     def restore(self, yt, out_shape):
         if self.channel_last:
             return yt.reshape(out_shape)
-        b, c = out_shape[:2]
         return yt.transpose(0, 2, 1).reshape(out_shape)
 
     def coords(self, grid):
