@@ -37,3 +37,15 @@ def forward_all(variables, clear_buffer=False, clear_no_need_grad=False,
     """
     _forward([v._node for v in variables], clear_buffer, clear_no_need_grad,
              function_pre_hook, function_post_hook)
+
+
+_LAZY_SUBMODULES = ("functions", "function_bases", "parametric_functions", "solvers",
+                    "initializer", "ext_utils", "utils", "backward_functions")
+
+
+def __getattr__(name):
+    """``nn.functions`` and friends without an explicit import, as nnabla allows."""
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'nnabla' has no attribute {name!r}")

@@ -12,9 +12,10 @@ from ._spec import CATEGORY_MODULES as _CATEGORIES
 from ._spec import SPECS as _SPECS
 
 __all__ = []
+BASES = {}       # the spec-generated functions, before adapters replace some (function_bases)
 
 for _spec in _SPECS.values():
-    globals()[_spec.snake] = _make_wrapper(_spec)
+    BASES[_spec.snake] = globals()[_spec.snake] = _make_wrapper(_spec)
     __all__.append(_spec.snake)
 
 for _category in _CATEGORIES:
