@@ -51,10 +51,15 @@ def sigmoid_cross_entropy_backward(grad_outputs, inputs, input_shapes, outputs, 
 
 
 def binary_cross_entropy_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes):
-    """dx = dy (x - t) / (x (1 - x)); dt = dy (log(1 - x) - log(x))."""
+    """dx = dy (x - t) / (x (1 - x)); dt = dy (log(1 - x) - log(x)).
+
+    As in nnabla, the target gets a gradient only when it needs one (it is usually data).
+    """
     fn = F()
     dy, (x, target) = grad_outputs[0], inputs
     dx = dy * (x - target) / fn.maximum_scalar(x - x ** 2, TINY)
+    if not target.need_grad:
+        return [dx, None]
     dt = dy * (fn.log(fn.maximum_scalar(1 - x, TINY)) - fn.log(fn.maximum_scalar(x, TINY)))
     return [dx, dt]
 
