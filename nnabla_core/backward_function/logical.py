@@ -6,7 +6,7 @@ no gradient (``None`` per input), as nnabla's registry does.
 from __future__ import annotations
 
 from ._util import F
-from .math import no_grad, straight_through_backward
+from .math import no_grad, no_gradient_backward, straight_through_backward
 
 
 def reset_backward(is_reset):
@@ -23,11 +23,6 @@ def where_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes):
     dy, condition = grad_outputs[0], inputs[0]
     zero = fn.constant(0, input_shapes[1])
     return [None, fn.where(condition, dy, zero), fn.where(condition, zero, dy)]
-
-
-def no_gradient_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes, **args):
-    """A non-differentiable function: no gradient for any input."""
-    return [None] * len(input_shapes)
 
 
 NOT_DIFFERENTIABLE = (

@@ -34,6 +34,11 @@ def straight_through_backward(grad_outputs, inputs, input_shapes, outputs, outpu
     return [F().identity(grad_outputs[0])]
 
 
+def no_gradient_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes, **args):
+    """A non-differentiable function (or one without inputs): no gradient for any input."""
+    return [None] * len(input_shapes)
+
+
 def abs_slope(x, y):
     """+1 for x >= 0, -1 below (the kernel's choice at 0)."""
     return no_grad(F().greater_equal_scalar(x, 0) * 2 - 1)
@@ -149,4 +154,7 @@ BACKWARDS = {
     "ASinh": elementwise(asinh_slope), "ACosh": elementwise(acosh_slope),
     "ATanh": elementwise(atanh_slope), "Erf": elementwise(erf_slope),
     "ATan2": atan2_backward, "BatchMatmul": batch_matmul_backward,
+    # Generators: no inputs to differentiate.
+    "Constant": no_gradient_backward, "Arange": no_gradient_backward,
+    "Linspace": no_gradient_backward,
 }
