@@ -355,8 +355,8 @@ SPECS = [
     _spec("Sort", "sort", X, (Arg("axis", "int", -1), Arg("reverse", "bool", False),
                               Arg("with_index", "bool", False),
                               Arg("only_index", "bool", False)), sort,
-          # The outputs are (y,), (y, indices) or, with only_index, (indices,); the last
-          # is stored like y since an output's dtype cannot depend on the arguments.
+          # The outputs are (y,), (y, indices) or, with only_index, (indices,); the kernel
+          # returns that last one as uint64 and integer outputs keep their dtype.
           outputs=(Output("y"), Output("indices", dtype="uint64")),
           doc="Stable sort along `axis`; outputs the values and/or the sorting indices."),
     _spec("MatrixDiag", "matrix_diag", X, (), matrix_diag,
