@@ -40,6 +40,8 @@ def _account(nbytes):
 
 def _to_family(arr, family, dtype):
     """Convert a native head of any family to ``family``/``dtype``."""
+    if isinstance(arr, np.generic):     # a numpy scalar some kernel returned
+        arr = np.asarray(arr)
     src = type(arr)
     if family == "cpu":
         if src is not np.ndarray:

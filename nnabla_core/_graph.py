@@ -253,7 +253,7 @@ def _backward_steps(plan):
         for f in reversed(plan.functions):
             pd = [False if n is None else (eff.get(id(n), False) if n.parent is not None
                                            else n.need_grad) for n in f.in_nodes]
-            if any(pd):
+            if any(pd) and (f.python or f.spec.differentiable):
                 steps.append((f, pd))
         plan.releases["backward"] = steps
     return steps
@@ -346,6 +346,13 @@ def _run_backward(f, pd, state):
                 g = _to_family(g, fam, F32)
         dys.append(g)
     grads = f.kernel.backward(xs, ys, dys, pd)
+    if getattr(f.kernel, "keeps_input_grads", False):
+        # F.sink(one_input_grad=False): the gradients already held by the inputs are the
+        # ones this pass propagates from them.
+        for i, n in enumerate(f.in_nodes):
+            if pd[i] and n is not None:
+                state.written.add(id(n))
+        return
     for i, g in enumerate(grads):
         if g is not None and pd[i]:
             store_grad(state, f.in_nodes[i], g, f, dys)

@@ -329,3 +329,11 @@ def test_recompute_replays_the_same_dropout_mask():
     y.backward()
     g = x.g.copy()
     assert set(np.unique(g)) <= {0.0, 8.0} and 0 < (g == 0).sum() < 1000
+
+
+def test_backward_through_a_mask_skips_non_differentiable_functions():
+    x = _var([-1.0, 2.0])
+    y = F.mul2(x, F.greater_scalar(x, 0.0))
+    y.forward()
+    y.backward()
+    np.testing.assert_allclose(x.g, [0.0, 2.0])
