@@ -45,19 +45,27 @@ def _alpha(spec, weight, alpha):
         raise spec.shape_error("alpha", f"{outs} elements (one scale per output)", alpha)
 
 
+def _alpha_and_bias(spec, rest):
+    """(alpha or None, bias or None) from the inputs after binary_weight; an omitted
+    trailing bias may be absent altogether."""
+    n_alpha = 1 if spec.name.startswith("BinaryWeight") else 0
+    rest = tuple(rest) + (None,) * (n_alpha + 1 - len(rest))
+    return (rest[0] if n_alpha else None), rest[n_alpha]
+
+
 def binary_affine(spec, x, weight, binary_weight, *rest, base_axis, quantize_zero_to):
-    *alpha, bias = rest
+    alpha, bias = _alpha_and_bias(spec, rest)
     _same_as_weight(spec, "binary_weight", weight, binary_weight)
-    if alpha:
-        _alpha(spec, weight, alpha[0])
+    if alpha is not None:
+        _alpha(spec, weight, alpha)
     return affine(spec, x, weight, bias, base_axis=base_axis)
 
 
 def binary_convolution(spec, x, weight, binary_weight, *rest, quantize_zero_to, **geometry):
-    *alpha, bias = rest
+    alpha, bias = _alpha_and_bias(spec, rest)
     _same_as_weight(spec, "binary_weight", weight, binary_weight)
-    if alpha:
-        _alpha(spec, weight, alpha[0])
+    if alpha is not None:
+        _alpha(spec, weight, alpha)
     return convolution(spec, x, weight, bias, channel_last=False, **geometry)
 
 
@@ -68,12 +76,12 @@ def _check_inq(spec, weight, indicator, num_bits):
                                why="one bit holds the sign and one the zero")
 
 
-def inq_affine(spec, x, weight, indicator, bias, *, base_axis, num_bits, **args):
+def inq_affine(spec, x, weight, indicator, bias=None, *, base_axis, num_bits, **args):
     _check_inq(spec, weight, indicator, num_bits)
     return affine(spec, x, weight, bias, base_axis=base_axis)
 
 
-def inq_convolution(spec, x, weight, indicator, bias, *, num_bits, inq_iterations,
+def inq_convolution(spec, x, weight, indicator, bias=None, *, num_bits, inq_iterations,
                     selection_algorithm, seed, **geometry):
     _check_inq(spec, weight, indicator, num_bits)
     return convolution(spec, x, weight, bias, channel_last=False, **geometry)
