@@ -70,5 +70,6 @@ class Einsum(Kernel):
         return xp.ascontiguousarray(unbroadcast(xp, g, self.in_shapes[i])).reshape(self.in_shapes[i])
 
     def backward(self, xs, ys, dys, propagate_down):
-        return [self._grad(xs, dys[0], i) if propagate_down[i] else None
+        dy = self.xp.asarray(dys[0])     # a 0-d gradient may come as a Python scalar
+        return [self._grad(xs, dy, i) if propagate_down[i] else None
                 for i in range(len(xs))]
