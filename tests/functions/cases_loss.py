@@ -96,3 +96,8 @@ CASES = [
     Case("KLMultinomial", [_probabilities((2, 3, 4), 2), Positive(S, 0.1, 1.0)],
          {"base_axis": 2}, ref=_kl, id="base_axis2"),
 ]
+
+CASES.append(Case("KLMultinomial", [Positive((2, 3, 4), 0.1, 1.0), Positive((2, 3, 4), 0.1, 1.0)],
+                  {"base_axis": -2}, id="negative-base-axis",
+                  ref=lambda p, q, base_axis: (p * (np.log(p + 1e-8) - np.log(q + 1e-8)))
+                  .sum(axis=(1, 2)).reshape(2, 1)))

@@ -179,7 +179,9 @@ class KLMultinomial(Kernel):
     EPS = 1e-8    # nnabla's offset inside the logs: p = 0 terms contribute 0
 
     def setup(self):
-        self.axes = tuple(range(self.base_axis, len(self.in_shapes[0])))
+        ndim = len(self.in_shapes[0])
+        self.base_axis = self.base_axis % ndim if ndim else 0   # nnabla accepts negative axes
+        self.axes = tuple(range(self.base_axis, ndim))
 
     def log_ratio(self, p, q):
         xp = self.xp
