@@ -22,6 +22,20 @@ def constant(array):
     return nn.Variable.from_numpy_array(np.asarray(array), need_grad=False)
 
 
+def no_grad(x):
+    """``x`` marked as taking no gradient: an index or mask that backward passes stop at."""
+    return x.apply(need_grad=False)
+
+
+def detached(x):
+    """The values of ``x`` cut from the graph (``F.unlink``), to compute masks and indices from.
+
+    Neither ``nn.grad`` nor a backward pass goes through it, so comparisons and
+    arg-reductions built on it are never asked for a gradient (they have none).
+    """
+    return F().unlink(x)
+
+
 def zeros(shape):
     """A float zeros Variable of ``shape`` (the gradient of an unused output)."""
     return constant(np.zeros(tuple(shape), dtype=np.float32))

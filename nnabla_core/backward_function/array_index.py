@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._shaping import constant, transpose, zeros
+from ._shaping import constant, detached, no_grad, transpose, zeros
 from ._util import F
 
 
@@ -22,7 +22,7 @@ def _index_rows(indices, shape, axis, batch_dims):
             except ``axis``, which reads ``indices`` (a full per-element index).
         batch_dims (int or None): the number of leading positions taken as is.
     """
-    own = F().reshape(indices, (1,) + tuple(shape), inplace=False)
+    own = no_grad(F().reshape(indices, (1,) + tuple(shape), inplace=False))
     grid = np.indices(shape, dtype=np.float32)
     if batch_dims is not None:
         if batch_dims == 0:
@@ -98,7 +98,7 @@ def sort_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes, ax
         return [None]
     shape = tuple(input_shapes[0])
     axis = axis % len(shape)
-    order = F().sort(inputs[0], axis=axis, reverse=reverse, only_index=True)
+    order = no_grad(F().sort(detached(inputs[0]), axis=axis, reverse=reverse, only_index=True))
     return [F().scatter_add(zeros(shape), order, grad_outputs[0], axis=axis)]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ._shaping import blocks, normalize_axes, spread, unblock
+from ._shaping import blocks, detached, no_grad, normalize_axes, spread, unblock
 from ._util import F
 
 
@@ -41,10 +41,10 @@ def _extreme_backward(pick):
             return [None]
         shape = input_shapes[0]
         axes = normalize_axes(axes, len(shape))
-        matrix, perm = blocks(inputs[0], shape, axes)
+        matrix, perm = blocks(detached(inputs[0]), shape, axes)
         rows, cols = matrix.shape
-        index = pick(matrix, axis=1, keepdims=True, only_index=True)
-        mask = F().one_hot(index, shape=(cols,))
+        index = no_grad(pick(matrix, axis=1, keepdims=True, only_index=True))
+        mask = no_grad(F().one_hot(index, shape=(cols,)))
         dy = F().reshape(grad_outputs[0], (rows, 1), inplace=False)
         return [unblock(dy * mask, shape, perm)]
     return backward
@@ -64,7 +64,8 @@ def prod_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes, ax
 
 def _sign(x):
     """sign(x) (0 at 0) as a constant mask: its derivative is zero almost everywhere."""
-    return F().greater_scalar(x, 0.0) - F().less_scalar(x, 0.0)
+    x = detached(x)
+    return no_grad(F().greater_scalar(x, 0.0) - F().less_scalar(x, 0.0))
 
 
 def norm_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes, p=2.0, axes=None,
