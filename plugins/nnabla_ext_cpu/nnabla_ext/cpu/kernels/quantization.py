@@ -179,6 +179,10 @@ class INQAffine(_QuantizedWeightLayer):
         self.old_weight, self.old_indicator = w.copy(), ind.copy()
         return w.copy()
 
+    def recompute(self, xs):
+        """Replay the last forward (cleared-buffer recomputation) without a new INQ step."""
+        return self.inner.forward(self._inner_inputs(xs, self.wq))
+
 
 class INQConvolution(INQAffine):
     inner_class = Convolution
