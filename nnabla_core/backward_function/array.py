@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._shaping import (inverse_permutation, reflect_map, scatter_back, slice_maps, sum_to,
-                       symmetric_map, zeros)
+from ._shaping import (
+    inverse_permutation,
+    reflect_map,
+    scatter_back,
+    slice_maps,
+    sum_to,
+    symmetric_map,
+    zeros,
+)
 from ._util import F
 
 
