@@ -114,10 +114,15 @@ def _synced(x):
     return x._array if isinstance(x, NdArray) else x._node.data
 
 
+def _read(synced, dtype, family):
+    """An input head in ``dtype`` (None: the dtype it is stored in)."""
+    return synced.get(synced.dtype if dtype is None else dtype, family)
+
+
 def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan):
     fam = binding.family
     ins, outs, _ = plan
-    xs = [None if x is None else _synced(x).get(dt, fam) for x, dt in zip(inputs, ins)]
+    xs = [None if x is None else _read(_synced(x), dt, fam) for x, dt in zip(inputs, ins)]
     ys = kernel.forward(xs)
     result = []
     for i, (y, dt, shape) in enumerate(zip(ys, outs, out_shapes)):

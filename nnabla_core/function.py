@@ -104,7 +104,8 @@ class Function:
         self._store(outputs, self.kernel.forward(self._gather(inputs)))
 
     def _gather(self, inputs):
-        return [v._node.data.get(dt, self.family) for v, dt in zip(inputs, self.in_dtypes)]
+        return [v._node.data.get(v._node.data.dtype if dt is None else dt, self.family)
+                for v, dt in zip(inputs, self.in_dtypes)]
 
     def _store(self, outputs, ys):
         fam = self.family
@@ -120,7 +121,8 @@ class Function:
         """
         fam = self.family
         accum = [True] * len(inputs) if accum is None else list(accum)
-        xs = [v._node.data.get(dt, fam) for v, dt in zip(inputs, self.in_dtypes)]
+        xs = [v._node.data.get(v._node.data.dtype if dt is None else dt, fam)
+              for v, dt in zip(inputs, self.in_dtypes)]
         ys = [v._node.data.get(v._node.data.dtype, fam) for v in outputs]
         dys = [v._node.grad.get(F32, fam) for v in outputs]
         pd = [v.need_grad for v in inputs]
@@ -184,7 +186,7 @@ class Function:
     def run_forward(self, replay=False):
         """Run the kernel; ``replay`` repeats the last draws of a stochastic kernel."""
         fam = self.family
-        xs = [None if n is None else n.data.get(dt, fam)
+        xs = [None if n is None else n.data.get(n.data.dtype if dt is None else dt, fam)
               for n, dt in zip(self.in_nodes, self.in_dtypes)]
         kernel = self.kernel
         ys = getattr(kernel, "recompute", kernel.forward)(xs) if replay else kernel.forward(xs)
@@ -265,7 +267,10 @@ def dtype_plan(spec, n_inputs, n_outputs, type_config):
     if plan is None:
         store = F16 if type_config == "half" else F32
         integer = {i for i, inp in enumerate(spec.inputs) if inp.integer}
-        ins = [I64 if i in integer and not spec.variadic_input else F32 for i in range(n_inputs)]
+        stored = {i for i, inp in enumerate(spec.inputs) if inp.stored_dtype}
+        # None: the dtype the input is stored in (Input.stored_dtype)
+        ins = [None if i in stored else I64 if i in integer and not spec.variadic_input
+               else F32 for i in range(n_inputs)]
         outs = []
         for i in range(n_outputs):
             out = spec.outputs[min(i, len(spec.outputs) - 1)]

@@ -27,6 +27,8 @@ class Input:
 
     ``variadic`` takes any number of variables (concatenate, stack, add_n);
     ``integer`` inputs reach kernels as int64 arrays (labels, indices);
+    ``stored_dtype`` inputs reach kernels in the type they are stored in (bit operations
+    on uint8, integer modulo), instead of the compute type;
     ``parameter`` marks inputs a parametric function creates (weights).
     """
 
@@ -35,6 +37,7 @@ class Input:
     variadic: bool = False
     parameter: bool = False
     integer: bool = False
+    stored_dtype: bool = False
 
 
 @dataclass(frozen=True)

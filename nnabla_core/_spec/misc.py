@@ -137,13 +137,14 @@ SPECS = [
     FunctionSpec("BcAdd2", "bc_add2", "Arithmetic", (Input("x0"), Input("x1")),
                  (Arg("inplace", "bool", False),), Y, shapes.broadcast2, Needs(),
                  doc="Element-wise addition with broadcasting: y = x0 + x1."),
-    FunctionSpec("Mod2", "mod2", CATEGORY, (Input("x0"), Input("x1")),
+    FunctionSpec("Mod2", "mod2", CATEGORY,
+                 (Input("x0", stored_dtype=True), Input("x1", stored_dtype=True)),
                  (Arg("fmod", "bool", False),), Y, shapes.broadcast2, Needs(),
                  differentiable=False,
                  doc="Element-wise remainder: C's fmod (sign of x0) for float data; for "
                      "integer data the floored modulo (sign of x1) unless `fmod`."),
     FunctionSpec("BitShift", "bit_shift", CATEGORY,
-                 (Input("x", integer=True), Input("shift", integer=True)),
+                 (Input("x", stored_dtype=True), Input("shift", stored_dtype=True)),
                  (Arg("direction", "str", "LEFT", choices=("LEFT", "RIGHT")),), Y, bit_shift,
                  Needs(), differentiable=False,
                  doc="Element-wise x << shift (LEFT) or x >> shift (RIGHT) of integers; "

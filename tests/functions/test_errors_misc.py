@@ -80,3 +80,17 @@ def test_onnx_non_max_suppression_outputs_uint64_indices_sized_by_the_data():
     y = F.onnx_non_max_suppression(b, s, 0, 2, 0.3, 0.4)
     y.forward()
     assert y.d.dtype == np.uint64 and y.shape == (10, 3)
+
+
+def test_bit_shift_and_mod2_compute_in_the_stored_integer_type():
+    import nnabla as nn
+    import nnabla.functions as F
+    a = nn.NdArray.from_numpy_array(np.array([200, 3], np.uint8))
+    s = nn.NdArray.from_numpy_array(np.array([1, 2], np.uint8))
+    y = F.bit_shift(a, s)
+    assert y.data.dtype == np.uint8
+    np.testing.assert_array_equal(y.data, [144, 12])         # 400 wraps around in uint8
+    x = nn.NdArray.from_numpy_array(np.array([-7, 7], np.int32))
+    m = nn.NdArray.from_numpy_array(np.array([3, -3], np.int32))
+    np.testing.assert_array_equal(F.mod2(x, m).data, [2, -2])            # floored, like Python
+    np.testing.assert_array_equal(F.mod2(x, m, fmod=True).data, [-1, 1])  # C's fmod
