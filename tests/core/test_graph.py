@@ -337,3 +337,14 @@ def test_backward_through_a_mask_skips_non_differentiable_functions():
     y.forward()
     y.backward()
     np.testing.assert_allclose(x.g, [0.0, 1.0])
+
+
+def test_sink_without_one_input_grad_propagates_the_gradients_set_on_its_inputs():
+    x = _var([1.0, 2.0])
+    a, b = F.mul_scalar(x, 2.0), F.mul_scalar(x, 3.0)
+    s = F.sink(a, b, one_input_grad=False)
+    s.forward()
+    a.g = np.array([1.0, 10.0])
+    b.g = np.array([100.0, 1000.0])
+    s.backward()
+    np.testing.assert_allclose(x.g, [2 * 1 + 3 * 100, 2 * 10 + 3 * 1000])

@@ -127,6 +127,10 @@ class Unlink(_NoGradient):
 
 
 class Sink(Kernel):
+    def setup(self):
+        # one_input_grad=False: the inputs' current gradients are what flows back from them
+        self.keeps_input_grads = not self.one_input_grad
+
     def forward(self, xs):
         return (self.xp.zeros((), dtype=self.xp.float32),)
 
