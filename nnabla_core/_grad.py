@@ -40,7 +40,7 @@ def _reaching(order, targets):
 def _backward_of(f, wrt, grad_outputs, inputs, outputs):
     from ._kernel_grad import KernelGrad, kernel_grads
     from .backward_functions import registry
-    backward = registry.get(f.info.type_name) if not f.python else None
+    backward = registry.get(f.info.type_name)     # PythonFunctions may register by name too
     if backward is None:
         if isinstance(f, KernelGrad):
             f.backward_impl(None, None, None, None)        # raises, naming the function

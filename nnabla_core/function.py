@@ -332,6 +332,20 @@ class PythonFunction:
     def grad_depends_input_data(self, i, j):
         return True
 
+    def setup(self, inputs, outputs):
+        """Shape ``outputs`` for ``inputs`` (calls :meth:`setup_impl`)."""
+        self.setup_impl(inputs, outputs)
+
+    def forward(self, inputs, outputs):
+        """Compute ``outputs`` from ``inputs`` (calls :meth:`forward_impl`)."""
+        self.forward_impl(inputs, outputs)
+
+    def backward(self, inputs, outputs, accum=None):
+        """Back-propagate ``outputs``' grads into ``inputs``' grads (add where ``accum``)."""
+        accum = [False] * len(inputs) if accum is None else list(accum)
+        propagate_down = [v.need_grad for v in inputs]
+        self.backward_impl(inputs, outputs, propagate_down, accum)
+
     def __call__(self, *inputs, n_outputs=-1, auto_forward=None, outputs=None):
         from . import _python_function
         return _python_function.call(self, inputs, n_outputs, outputs)
