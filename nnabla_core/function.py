@@ -90,22 +90,41 @@ class Function:
         return len(self.out_refs)
 
     # -- nnabla's explicit-call API (used by function testers) -----------------------------
+    # ``inputs`` of these calls list the present inputs only, as nnabla's do: absent optional
+    # inputs (a convolution without bias) are left out, not passed as None.
     def setup(self, inputs, outputs):
-        """Check ``inputs`` against this function and shape ``outputs`` accordingly."""
+        """Check ``inputs`` against this function, rebind the kernel to their shapes and shape
+        ``outputs`` accordingly."""
         from ._spec.binding import infer
-        shapes = [v.shape for v in inputs]
-        _, out_shapes = infer(self.spec, shapes, dict(self._args), len(outputs))
+        shapes = [None if v is None else v.shape for v in self._expand(inputs)]
+        args, out_shapes = infer(self.spec, shapes, dict(self._args), len(outputs))
+        if shapes != list(self.kernel.in_shapes):
+            self.kernel = self.binding.kernel(self.spec, args, shapes, out_shapes)
         for v, shape in zip(outputs, out_shapes):
             if v.shape != shape:
                 v.reset_shape(shape, force=True)
+
+    def _expand(self, inputs):
+        """``inputs`` placed at their positions, with None where this function has none."""
+        if len(inputs) == len(self.in_nodes):
+            return list(inputs)
+        present = [i for i, n in enumerate(self.in_nodes) if n is not None]
+        if len(inputs) != len(present):
+            raise ValueError(f"{self.spec.api_name}: got {len(inputs)} inputs; this function "
+                             f"instance has {len(present)}")
+        full = [None] * len(self.in_nodes)
+        for i, v in zip(present, inputs):
+            full[i] = v
+        return full
 
     def forward(self, inputs, outputs):
         """Run the kernel on the data of ``inputs``, writing the data of ``outputs``."""
         self._store(outputs, self.kernel.forward(self._gather(inputs)))
 
     def _gather(self, inputs):
-        return [v._node.data.get(v._node.data.dtype if dt is None else dt, self.family)
-                for v, dt in zip(inputs, self.in_dtypes)]
+        return [None if v is None else
+                v._node.data.get(v._node.data.dtype if dt is None else dt, self.family)
+                for v, dt in zip(self._expand(inputs), self.in_dtypes)]
 
     def _store(self, outputs, ys):
         fam = self.family
@@ -121,13 +140,14 @@ class Function:
         """
         fam = self.family
         accum = [True] * len(inputs) if accum is None else list(accum)
-        xs = [v._node.data.get(v._node.data.dtype if dt is None else dt, fam)
-              for v, dt in zip(inputs, self.in_dtypes)]
+        full = self._expand(inputs)
+        xs = self._gather(full)
         ys = [v._node.data.get(v._node.data.dtype, fam) for v in outputs]
         dys = [v._node.grad.get(F32, fam) for v in outputs]
-        pd = [v.need_grad for v in inputs]
+        pd = [v is not None and v.need_grad for v in full]
         grads = self.kernel.backward(xs, ys, dys, pd)
-        for v, g, add in zip(inputs, grads, accum):
+        given = [(v, g) for v, g in zip(full, grads) if v is not None]
+        for (v, g), add in zip(given, accum):
             if g is None or not v.need_grad:
                 continue
             g = np.asarray(g, dtype=F32).reshape(v.shape)

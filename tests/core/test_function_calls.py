@@ -60,3 +60,21 @@ def test_active_input_mask_of_the_wrong_length_is_refused():
     y = F.add_n(_var([1.0]), _var([2.0]))
     with pytest.raises(ValueError, match="set_active_input_mask.*3 flags.*2"):
         y.parent.set_active_input_mask([True, True, True])
+
+
+def test_explicit_calls_take_only_the_present_inputs_and_follow_new_shapes():
+    rng = np.random.RandomState(0)
+    x, w = _var(rng.randn(2, 3)), _var(rng.randn(3, 4))
+    y = F.affine(x, w)                    # no bias: the calls list [x, w], as in nnabla
+    f = y.parent
+    f.setup([x, w], [y])
+    f.forward([x, w], [y])
+    np.testing.assert_allclose(y.d, x.d @ w.d, rtol=1e-5)
+    y.g = 1.0
+    x.grad.zero()
+    f.backward([x, w], [y], [False, False])
+    np.testing.assert_allclose(x.g, np.ones((2, 4)) @ w.d.T, rtol=1e-5)
+    bigger = _var(rng.randn(5, 3))
+    f.setup([bigger, w], [y])             # the kernel is rebound to the new shapes
+    f.forward([bigger, w], [y])
+    np.testing.assert_allclose(y.d, bigger.d @ w.d, rtol=1e-5)
