@@ -1,11 +1,14 @@
-"""``nnabla.function_bases``: every function type with its type-level signature.
+"""``nnabla.function_bases``: the functions exactly as the spec table defines them.
 
-``nnabla.functions`` re-exports these, replacing some with Python adapters whose
-signature differs (``F.sum(x, axis, keepdims)`` over ``Sum(axes, keep_dims)``);
-this module keeps the spec-generated originals.
+``nnabla.functions`` wraps some of these in Python adapters (extra conveniences,
+argument forms nnabla's Python layer accepts); here every function is the plain
+spec-generated one, whose graph node carries the function's own type name.
+
+Example:
+    >>> import nnabla.function_bases as FB
+    >>> FB.patch_correlation.__name__
+    'patch_correlation'
 """
-from __future__ import annotations
-
 from .functions import BASES as _BASES
 
 globals().update(_BASES)

@@ -31,3 +31,5 @@ for _category in _CATEGORIES:
             __all__.append(_name)
 
 del _spec, _category
+
+from . import function_bases as _function_bases  # noqa: E402,F401 - makes nn.function_bases
