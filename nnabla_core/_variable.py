@@ -187,6 +187,8 @@ class Variable:
         else:
             node.data.reshape(shape)
             node.grad.reshape(shape)
+        from . import _graph
+        _graph.bump()   # cached plans re-infer the shapes of the functions downstream
 
     def reshape(self, shape, unlink=False):
         """A variable of ``shape`` sharing this one's data (and grad); linked unless ``unlink``."""

@@ -78,3 +78,14 @@ def test_explicit_calls_take_only_the_present_inputs_and_follow_new_shapes():
     f.setup([bigger, w], [y])             # the kernel is rebound to the new shapes
     f.forward([bigger, w], [y])
     np.testing.assert_allclose(y.d, bigger.d @ w.d, rtol=1e-5)
+
+
+def test_forward_after_reset_shape_of_an_input_reshapes_the_graph():
+    x = _var(np.ones((2, 3)))
+    y = F.mul_scalar(F.add_scalar(x, 1.0), 2.0)
+    y.forward()
+    x.reset_shape((4, 5), force=True)
+    x.d = 1.0
+    y.forward()
+    assert y.shape == (4, 5)
+    np.testing.assert_allclose(y.d, np.full((4, 5), 4.0))
