@@ -330,7 +330,8 @@ def _run_backward(f, pd, state):
     for i in spec.needed_inputs(n_in):
         n = f.in_nodes[i]
         if n is not None:
-            xs[i] = _read_data(f, n, f"input {i}", n.data.dtype if f.in_dtypes[i] is None else f.in_dtypes[i])
+            dtype = f.in_dtypes[i]
+            xs[i] = _read_data(f, n, f"input {i}", n.data.dtype if dtype is None else dtype)
     outs = [r() for r in f.out_refs]
     ys = [None] * n_out
     for o in spec.needed_outputs(n_out):

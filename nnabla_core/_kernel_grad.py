@@ -40,7 +40,8 @@ class KernelGrad(PythonFunction):
         dys = [v._node.data.get(F32, "cpu") for v in inputs[:n_out]]
         xs = [None] * len(f.in_nodes)
         for v, i in zip(inputs[n_out:n_out + len(self.present)], self.present):
-            xs[i] = v._node.data.get(v._node.data.dtype if f.in_dtypes[i] is None else f.in_dtypes[i], "cpu")
+            dtype = f.in_dtypes[i]
+            xs[i] = v._node.data.get(v._node.data.dtype if dtype is None else dtype, "cpu")
         ys = [v._node.data.get(v._node.data.dtype, "cpu")
               for v in inputs[n_out + len(self.present):]]
         pd = [i in self.wrt for i in range(len(xs))]

@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from ._array import F32, SyncedArray
+from ._array import SyncedArray
 
 
 def _as_dtype(dtype):

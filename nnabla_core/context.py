@@ -46,7 +46,7 @@ _stack = []
 
 
 def get_current_context():
-    """The context new functions are created in: the innermost ``context_scope``, else the default."""
+    """The context new functions are created in: the innermost scope's, else the default."""
     return _stack[-1] if _stack else _default[0]
 
 

@@ -86,7 +86,8 @@ class FunctionSpec:
     mutates: tuple = ()          # inputs a forward pass updates (running statistics)
     differentiable: bool = True
     stochastic: bool = False
-    resolve_args: Callable | None = None   # fills input-dependent defaults: (spec, in_shapes, args) -> args
+    # fills input-dependent defaults: (spec, in_shapes, args) -> args
+    resolve_args: Callable | None = None
     # Output shapes known only from the data (nonzero, unique, bool_gather): infer_shape
     # returns a placeholder and the forward pass resizes the outputs to what the kernel made.
     dynamic_shape: bool = False
