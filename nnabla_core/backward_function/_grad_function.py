@@ -1,0 +1,188 @@
+"""Gradient functions that nnabla publishes by name (``ConvolutionDataGrad`` ...).
+
+A linear layer ``y = L(x, w)`` has two gradient maps: the data gradient
+``dx = L(., w)^T dy`` and the filter gradient ``dw = L(x, .)^T dy``. nnabla exposes
+them as functions (``nnabla.backward_function.convolution.ConvolutionDataGrad``)
+taking ``(dy, w)`` and ``(dy, x)``. Here one class, :class:`KernelTranspose`,
+computes every such map with the forward function's own kernel backward, so no
+layer needs a second implementation of its transpose.
+
+Every gradient function gets its graph backward (second and higher order) from
+the registry entry of its name, written with ``nnabla.functions``; its explicit
+``backward`` (used by the engine and by ``Function.backward`` calls) runs that
+same entry on the current values, so both agree by construction.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import PythonFunction, dtype_plan
+
+
+def kernel_for(type_name, in_shapes, args, ctx):
+    """A kernel instance of ``type_name`` for ``in_shapes`` (None: omitted input).
+
+    Returns:
+        (kernel, input compute dtypes, output shapes).
+    """
+    from .._graph_api import _setup
+    from .._spec import SPECS
+    spec = SPECS[type_name]
+    in_shapes = tuple(None if s is None else tuple(s) for s in in_shapes)
+    resolved, out_shapes, binding, plan, kernel = _setup(spec, in_shapes, dict(args), ctx, -1)
+    if kernel is None:
+        kernel = binding.kernel(spec, resolved, in_shapes, out_shapes)
+    ins, _, _ = dtype_plan(spec, len(in_shapes), len(out_shapes), binding.type_config)
+    return kernel, ins, out_shapes
+
+
+def bind_positional(type_name, positional, keywords):
+    """nnabla's constructor arguments (positional, then keywords) as a dict of the spec's
+    argument names, with the spec's defaults for those not given."""
+    from .._spec import SPECS
+    spec = SPECS[type_name]
+    names = list(spec.arg_names)
+    if len(positional) > len(names):
+        raise TypeError(f"{type_name} gradient: {len(positional)} positional arguments given; "
+                        f"the arguments are {names}")
+    args = {a.name: a.default for a in spec.args}
+    args.update(zip(names, positional))
+    unknown = set(keywords) - set(names)
+    if unknown:
+        raise TypeError(f"{type_name} gradient: unexpected argument(s) {sorted(unknown)}; "
+                        f"the arguments are {names}")
+    args.update(keywords)
+    return args
+
+
+class GradFunction(PythonFunction):
+    """Base of named gradient functions whose graph backward is a registry entry.
+
+    Args:
+        ctx (Context): the context (as nnabla's classes take it).
+        **args: the arguments reported by ``args`` (and passed to the registry entry).
+    """
+
+    def __init__(self, ctx=None, **args):
+        super().__init__(ctx)
+        self._args = args
+
+    @property
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def args(self):
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self._args.items()}
+
+    def grad_depends_output_data(self, i, o):
+        return False
+
+    def grad_depends_input_data(self, i, j):
+        return True
+
+    def backward_impl(self, inputs, outputs, propagate_down, accum):
+        """Run this function's registered backward function on the current values."""
+        import nnabla as nn
+        from ..backward_functions import registry
+        backward = registry[self.name]
+        with nn.auto_forward():
+            ins = [nn.Variable.from_numpy_array(np.array(v.d), need_grad=pd)
+                   for v, pd in zip(inputs, propagate_down)]
+            gys = [nn.Variable.from_numpy_array(np.array(o.g, dtype=np.float32))
+                   for o in outputs]
+            outs = [nn.Variable.from_numpy_array(np.array(o.d)) for o in outputs]
+            grads = backward(gys, ins, [v.shape for v in ins], outs,
+                             [o.shape for o in outs], **self.args)
+        for v, g, pd, add in zip(inputs, grads, propagate_down, accum):
+            if not pd or g is None:
+                continue
+            value = np.asarray(g.d, dtype=np.float32).reshape(v.shape)
+            v.g = v.g + value if add else value
+
+
+class KernelTranspose(GradFunction):
+    """``d input[wrt] = kernel backward of type_name`` for ``dy`` and the other inputs.
+
+    The forward function must be linear in input ``wrt``; the other inputs, taken
+    in order from this function's inputs after ``dy``, fill the positions
+    ``others``. The shape of the computed gradient is ``target_shape``
+    (subclasses name it ``xshape``, ``wshape`` or ``yshape`` as nnabla does).
+
+    Class attributes of subclasses:
+        type_name (str): the forward function.
+        n_inputs (int): how many inputs the forward function is given (None for the
+            positions not in ``(wrt,) + others``).
+        wrt (int), others (tuple of int): see above.
+    """
+
+    type_name = None
+    n_inputs = 1
+    wrt = 0
+    others = ()
+
+    def __init__(self, ctx=None, *args, **kwargs):
+        super().__init__(ctx, **bind_positional(self.type_name, args, kwargs))
+        self.target_shape = None
+
+    def min_inputs(self):
+        return 1 + len(self.others)
+
+    def min_outputs(self):
+        return 1
+
+    def _forward_shapes(self, inputs):
+        shapes = [None] * self.n_inputs
+        shapes[self.wrt] = self.target_shape
+        for pos, v in zip(self.others, inputs[1:]):
+            shapes[pos] = tuple(v.shape)
+        return shapes
+
+    def setup_impl(self, inputs, outputs):
+        if self.target_shape is None:
+            raise ValueError(f"{self.name}: set the shape of the gradient it computes "
+                             "(xshape, wshape or yshape) before calling it")
+        outputs[0].reset_shape(tuple(self.target_shape), True)
+
+    def forward_impl(self, inputs, outputs):
+        shapes = self._forward_shapes(inputs)
+        kernel, dtypes, out_shapes = kernel_for(self.type_name, shapes, self._args, self.ctx)
+        xs = [None] * self.n_inputs
+        xs[self.wrt] = np.zeros(self.target_shape, np.float32)
+        for pos, v in zip(self.others, inputs[1:]):
+            dtype = dtypes[pos] or v.d.dtype
+            xs[pos] = np.asarray(v.d, dtype=dtype)
+        dys = [np.asarray(inputs[0].d, np.float32).reshape(out_shapes[0])]
+        dys += [np.zeros(s, np.float32) for s in out_shapes[1:]]
+        propagate_down = [i == self.wrt for i in range(self.n_inputs)]
+        grads = kernel.backward(xs, [None] * len(out_shapes), dys, propagate_down)
+        outputs[0].d = np.asarray(grads[self.wrt], np.float32).reshape(self.target_shape)
+
+
+class DataGrad(KernelTranspose):
+    """``dx`` of a layer, from ``(dy, *others)``; set ``xshape`` before calling it."""
+
+    @property
+    def xshape(self):
+        """The shape of the forward function's data input."""
+        return self.target_shape
+
+    @xshape.setter
+    def xshape(self, shape):
+        self.target_shape = tuple(shape)
+
+
+class FilterGrad(KernelTranspose):
+    """``dw`` of a layer, from ``(dy, x)``; set ``wshape`` before calling it."""
+
+    wrt = 1
+    others = (0,)
+
+    @property
+    def wshape(self):
+        """The shape of the forward function's weight."""
+        return self.target_shape
+
+    @wshape.setter
+    def wshape(self, shape):
+        self.target_shape = tuple(shape)
