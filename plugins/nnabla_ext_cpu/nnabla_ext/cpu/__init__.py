@@ -28,6 +28,19 @@ def context(device_id="", type_config="float", **kw):
     return Context(backend=backend, array_class="CpuCachedArray", device_id="")
 
 
+def set_num_threads(n):
+    """Threads of the CPU backend's native loops (im2col, pooling); default 1.
+
+    The environment variable ``NNABLA_CPU_NUM_THREADS`` sets the initial value.
+    BLAS (numpy's matrix products) keeps its own setting.
+    """
+    if int(n) < 1:
+        raise ValueError(f"nnabla_ext.cpu.set_num_threads: argument 'n' is {n!r}; "
+                         "expected an integer >= 1")
+    from .kernels import native
+    native._native.set_num_threads(int(n))
+
+
 def get_devices():
     """Device ids of this backend (the CPU is one device)."""
     return ["0"]
