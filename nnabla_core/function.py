@@ -177,8 +177,15 @@ class Function:
         """Prepare ``recompute``; our stochastic kernels keep their last draws themselves."""
 
     def recompute(self, inputs, outputs):
-        """Run the forward pass again, replaying a stochastic kernel's last draws."""
+        """Run the forward pass again, replaying a stochastic kernel's last draws.
+
+        Inputs a forward pass updates (running statistics) are left as they are: a
+        recomputation reproduces outputs, it is not a second training step.
+        """
         xs = self._gather(inputs)
+        for i in self.spec._mutated:
+            if xs[i] is not None:
+                xs[i] = xs[i].copy()
         replay = getattr(self.kernel, "recompute", None)
         self._store(outputs, replay(xs) if replay is not None else self.kernel.forward(xs))
 

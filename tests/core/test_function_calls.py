@@ -89,3 +89,17 @@ def test_forward_after_reset_shape_of_an_input_reshapes_the_graph():
     y.forward()
     assert y.shape == (4, 5)
     np.testing.assert_allclose(y.d, np.full((4, 5), 4.0))
+
+
+def test_recompute_leaves_running_statistics_alone():
+    rng = np.random.RandomState(0)
+    x = _var(rng.randn(4, 3, 2))
+    beta, gamma = _var(np.zeros((1, 3, 1))), _var(np.ones((1, 3, 1)))
+    mean, var = _var(np.zeros((1, 3, 1))), _var(np.ones((1, 3, 1)))
+    y = F.batch_normalization(x, beta, gamma, mean, var, batch_stat=True)
+    inputs = [x, beta, gamma, mean, var]
+    y.parent.forward(inputs, [y])
+    expected, stats = y.d.copy(), mean.d.copy()
+    y.parent.recompute(inputs, [y])
+    np.testing.assert_allclose(y.d, expected, rtol=1e-6)
+    np.testing.assert_array_equal(mean.d, stats)
