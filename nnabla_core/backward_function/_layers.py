@@ -21,7 +21,8 @@ def _ctx():
     return get_current_context()
 
 
-def _make(cls, args, shape):
+def make_grad_function(cls, args, shape):
+    """An instance of gradient function ``cls`` with ``args``, computing an array of ``shape``."""
     f = cls(_ctx(), **args)
     f.target_shape = tuple(shape)
     return f
@@ -39,8 +40,8 @@ def bilinear_backwards(type_name, forward, data_grad, filter_grad, bias_axes):
     """
     def backward(grad_outputs, inputs, input_shapes, outputs, output_shapes, **args):
         dy, x, w = grad_outputs[0], inputs[0], inputs[1]
-        dx = _make(data_grad, args, input_shapes[0])(dy, w)
-        dw = _make(filter_grad, args, input_shapes[1])(dy, x)
+        dx = make_grad_function(data_grad, args, input_shapes[0])(dy, w)
+        dw = make_grad_function(filter_grad, args, input_shapes[1])(dy, x)
         if len(inputs) < 3 or inputs[2] is None:
             return [dx, dw] + [None] * (len(inputs) - 2)
         db = F().sum(dy, axis=bias_axes(len(output_shapes[0]), **args))
@@ -48,12 +49,12 @@ def bilinear_backwards(type_name, forward, data_grad, filter_grad, bias_axes):
 
     def data_grad_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes, **args):
         g_dx, dy, w = grad_outputs[0], inputs[0], inputs[1]
-        return [forward(g_dx, w, **args), _make(filter_grad, args, w.shape)(dy, g_dx)]
+        return [forward(g_dx, w, **args), make_grad_function(filter_grad, args, w.shape)(dy, g_dx)]
 
     def filter_grad_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes,
                              **args):
         g_dw, dy, x = grad_outputs[0], inputs[0], inputs[1]
-        return [forward(x, g_dw, **args), _make(data_grad, args, x.shape)(dy, g_dw)]
+        return [forward(x, g_dw, **args), make_grad_function(data_grad, args, x.shape)(dy, g_dw)]
 
     return {type_name: backward, data_grad.__name__: data_grad_backward,
             filter_grad.__name__: filter_grad_backward}
@@ -62,7 +63,7 @@ def bilinear_backwards(type_name, forward, data_grad, filter_grad, bias_axes):
 def unary_backwards(type_name, forward, data_grad):
     """Registry entries of a linear map of one input and of its DataGrad class."""
     def backward(grad_outputs, inputs, input_shapes, outputs, output_shapes, **args):
-        return [_make(data_grad, args, input_shapes[0])(grad_outputs[0])]
+        return [make_grad_function(data_grad, args, input_shapes[0])(grad_outputs[0])]
 
     def data_grad_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes, **args):
         return [forward(grad_outputs[0], **args)]
