@@ -232,6 +232,14 @@ class BatchNormalization(_Standardize):
             grads[self.GAMMA] = sum_to(xp, dy, self.keep, xs[0] - xs[self.MEAN]) * self.inv_std
         if pd[0]:
             grads[0] = dy * (self.inv_std if gamma is None else gamma * self.inv_std)
+        # y = (x - mean) (variance + eps)^(-1/2) γ + β: the statistics are inputs too
+        dxh = dy if gamma is None else dy * gamma
+        if self.MEAN < len(pd) and pd[self.MEAN] and xs[self.MEAN] is not None:
+            grads[self.MEAN] = -sum_to(xp, dxh, self.keep) * self.inv_std
+        if self.VARIANCE < len(pd) and pd[self.VARIANCE] and xs[self.VARIANCE] is not None:
+            centered = xs[0] - xs[self.MEAN]
+            grads[self.VARIANCE] = (sum_to(xp, dxh, self.keep, centered)
+                                    * (-0.5 * self.inv_std ** 3))
         return grads
 
 
