@@ -133,6 +133,18 @@ def effective_need_grad(functions):
     return eff
 
 
+def _backward_reads(f):
+    """Positions of the inputs and outputs whose data ``f``'s backward reads."""
+    n_in, n_out = len(f.in_nodes), len(f.out_refs)
+    if not f.python:
+        return f.spec.needed_inputs(n_in), f.spec.needed_outputs(n_out)
+    # A PythonFunction answers per (gradient of input i, data of input j / output o).
+    ins = [j for j in range(n_in) if any(f.grad_depends_input_data(i, j) for i in range(n_in))]
+    outs = [o for o in range(n_out)
+            if any(f.grad_depends_output_data(i, o) for i in range(n_in))]
+    return ins, outs
+
+
 def _release_schedule(plan, mode):
     """For each step, the nodes whose data may be released after it (forward pass)."""
     roots = {id(r) for r in plan.roots}
@@ -150,10 +162,11 @@ def _release_schedule(plan, mode):
             if not any(eff.get(id(n), n.need_grad if n.parent is None else False)
                        for n in f.in_nodes if n is not None):
                 continue
-            for i in f.spec.needed_inputs(len(f.in_nodes)) if not f.python else ():
+            ins, outs = _backward_reads(f)
+            for i in ins:
                 if f.in_nodes[i] is not None:
                     needed.add(id(f.in_nodes[i]))
-            for o in f.spec.needed_outputs(len(f.out_refs)) if not f.python else ():
+            for o in outs:
                 needed.add(id(f.out_refs[o]()))
     sched = [[] for _ in plan.functions]
     for key, (i, n) in last.items():

@@ -348,3 +348,31 @@ def test_sink_without_one_input_grad_propagates_the_gradients_set_on_its_inputs(
     b.g = np.array([100.0, 1000.0])
     s.backward()
     np.testing.assert_allclose(x.g, [2 * 1 + 3 * 100, 2 * 10 + 3 * 1000])
+
+
+def test_clear_no_need_grad_keeps_the_inputs_a_python_function_backward_reads():
+    from nnabla.function import PythonFunction
+
+    class Square(PythonFunction):
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d ** 2
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            g = 2 * inputs[0].d * outputs[0].g
+            inputs[0].g = inputs[0].g + g if accum[0] else g
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+    x = _var([1.0, 3.0])
+    h = F.mul_scalar(x, 2.0)            # an intermediate the Python backward reads
+    y = F.mul_scalar(Square()(h), 1.0)
+    y.forward(clear_no_need_grad=True)
+    y.backward()
+    np.testing.assert_allclose(x.g, [8.0, 24.0])        # d/dx (2x)^2 = 8x

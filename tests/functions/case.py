@@ -85,6 +85,8 @@ class Case:
         grad_atol, grad_rtol: tolerances of the backward check.
         half_atol: tolerance of half against float (relative to max |y|).
         check_outputs: positions of outputs compared to the reference.
+        second_order: check second-order gradients by central differences (False where
+            the data puts points next to a kink, e.g. relu, so differences straddle it).
         id: suffix for the test id.
     """
     name: str
@@ -99,6 +101,7 @@ class Case:
     grad_rtol: float = 2e-2
     half_atol: float = 2e-2
     check_outputs: tuple | None = None
+    second_order: bool = True
     seed: int = 313
     id: str = ""
 

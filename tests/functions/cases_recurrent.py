@@ -101,7 +101,8 @@ def _cases(name, ref, gates, bias_gates, n_states, extra_args=({},)):
             cases.append(Case(name, _inputs(gates, bias_gates, steps, 2, 3, 2, layers,
                                             bidirectional, bias, n_states),
                               args, ref=ref, id=f"T{steps}-L{layers}-D{int(bidirectional)}-"
-                                                f"bias{int(bias)}{tag and '-' + tag}"))
+                                                f"bias{int(bias)}{tag and '-' + tag}",
+                              second_order=extra.get("nonlinearity") != "relu"))
     # Inference: the same forward, no backward (nnabla raises on it).
     cases.append(Case(name, _inputs(gates, bias_gates, 3, 2, 3, 2, 2, True, True, n_states),
                       {"num_layers": 2, "bidirectional": True, "training": False}, ref=ref,

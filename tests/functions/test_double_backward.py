@@ -51,7 +51,7 @@ def test_backward_function_matches_the_engine_backward(case):
                                        err_msg=f"{case}")
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("case", [c for c in CASES if c.second_order], ids=str)
 def test_second_order_gradient_matches_central_differences(case):
     xs, leaves, ys, dys = _setup(case)
     grads = nn.grad(ys, leaves, grad_outputs=dys)
