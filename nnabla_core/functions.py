@@ -5,9 +5,8 @@ auto-forward) or ``NdArray`` (running at once, returning ``NdArray``).
 """
 from __future__ import annotations
 
-import importlib as _importlib
-
 from ._function_wrappers import make_wrapper as _make_wrapper
+from ._modules import category_modules as _category_modules
 from ._spec import CATEGORY_MODULES as _CATEGORIES
 from ._spec import SPECS as _SPECS
 
@@ -18,18 +17,12 @@ for _spec in _SPECS.values():
     BASES[_spec.snake] = globals()[_spec.snake] = _make_wrapper(_spec)
     __all__.append(_spec.snake)
 
-for _category in _CATEGORIES:
-    try:
-        _module = _importlib.import_module(f"nnabla._adapters.{_category}")
-    except ModuleNotFoundError as _e:
-        if _e.name != f"nnabla._adapters.{_category}":
-            raise
-        continue
+for _category, _module in _category_modules("nnabla._adapters", _CATEGORIES):
     for _name in getattr(_module, "__all__", ()):
         globals()[_name] = getattr(_module, _name)
         if _name not in __all__:
             __all__.append(_name)
 
-del _spec, _category
+del _spec, _category, _module
 
 from . import function_bases as _function_bases  # noqa: E402,F401 - makes nn.function_bases

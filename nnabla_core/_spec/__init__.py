@@ -6,8 +6,7 @@ Each category module exports a list ``SPECS``.
 """
 from __future__ import annotations
 
-import importlib
-
+from .._modules import category_modules
 from .base import ALL_INPUTS, REQUIRED, Arg, FunctionSpec, Input, Needs, Output  # noqa: F401
 
 CATEGORY_MODULES = (
@@ -21,13 +20,7 @@ CATEGORY_MODULES = (
 
 def _collect():
     specs = {}
-    for name in CATEGORY_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-            continue
+    for _, module in category_modules(__name__, CATEGORY_MODULES):
         for spec in module.SPECS:
             if spec.name in specs:
                 raise ValueError(f"function {spec.name} is specified twice")

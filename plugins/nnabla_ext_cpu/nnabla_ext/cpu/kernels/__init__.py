@@ -6,7 +6,7 @@ backend); ``CPU_KERNELS`` starts from it and overrides entries with native
 """
 from __future__ import annotations
 
-import importlib
+from nnabla._modules import category_modules
 
 CATEGORY_MODULES = (
     "arithmetic", "math", "activation", "neural_network", "normalization", "reduction",
@@ -25,13 +25,7 @@ STATELESS_MODULES = ("arithmetic", "math", "activation", "logical")
 
 def _collect():
     table = {}
-    for name in CATEGORY_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-            continue
+    for name, module in category_modules(__name__, CATEGORY_MODULES):
         if name in STATELESS_MODULES:
             for cls in module.KERNELS.values():
                 cls.shareable = True
