@@ -35,7 +35,8 @@ class Function:
 
     python = False
     __slots__ = ("spec", "_args", "ctx", "binding", "kernel", "family", "in_nodes", "out_refs",
-                 "_tags", "_name", "in_dtypes", "out_dtypes", "grad_dtype", "__weakref__")
+                 "_tags", "_name", "in_dtypes", "out_dtypes", "grad_dtype", "_before_forward",
+                 "__weakref__")
 
     def __init__(self, spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan=None):
         self.spec = spec
@@ -48,6 +49,7 @@ class Function:
         self.out_refs = [weakref.ref(n) for n in out_nodes]
         self._tags = None
         self._name = None
+        self._before_forward = None     # mutated inputs saved by setup_recompute
         if plan is None:
             plan = dtype_plan(spec, len(in_nodes), len(out_nodes), binding.type_config)
         self.in_dtypes, self.out_dtypes, self.grad_dtype = plan
@@ -169,23 +171,32 @@ class Function:
     def need_setup_recompute(self, o):
         """Whether ``setup_recompute`` must precede ``forward`` for a faithful ``recompute``.
 
-        True for stochastic functions, whose recomputation replays the forward draws.
+        True for stochastic functions, whose recomputation replays the forward draws, and
+        for functions whose forward updates an input (spectral_norm's ``u``).
         """
-        return self.spec.stochastic
+        return self.spec.stochastic or bool(self.spec._mutated)
 
     def setup_recompute(self, inputs, outputs):
-        """Prepare ``recompute``; our stochastic kernels keep their last draws themselves."""
+        """Save the inputs the coming forward updates, for ``recompute`` to start from.
+
+        (Stochastic kernels keep their last draws themselves.)
+        """
+        xs = self._gather(inputs)
+        self._before_forward = {i: xs[i].copy() for i in self.spec._mutated
+                                if xs[i] is not None}
 
     def recompute(self, inputs, outputs):
         """Run the forward pass again, replaying a stochastic kernel's last draws.
 
         Inputs a forward pass updates (running statistics) are left as they are: a
-        recomputation reproduces outputs, it is not a second training step.
+        recomputation reproduces outputs, it is not a second training step; it starts
+        from their values saved by ``setup_recompute``, when that was called.
         """
         xs = self._gather(inputs)
+        saved = self._before_forward or {}
         for i in self.spec._mutated:
             if xs[i] is not None:
-                xs[i] = xs[i].copy()
+                xs[i] = saved[i].copy() if i in saved else xs[i].copy()
         replay = getattr(self.kernel, "recompute", None)
         self._store(outputs, replay(xs) if replay is not None else self.kernel.forward(xs))
 

@@ -103,3 +103,17 @@ def test_recompute_leaves_running_statistics_alone():
     y.parent.recompute(inputs, [y])
     np.testing.assert_allclose(y.d, expected, rtol=1e-6)
     np.testing.assert_array_equal(mean.d, stats)
+
+
+def test_recompute_starts_from_the_inputs_saved_by_setup_recompute():
+    rng = np.random.RandomState(1)
+    w, u = _var(rng.randn(4, 3)), _var(rng.randn(4))
+    y = F.spectral_norm(w, u, itr=1)
+    f = y.parent
+    assert f.need_setup_recompute(0)
+    f.setup_recompute([w, u], [y])
+    f.forward([w, u], [y])                # updates u
+    expected, updated_u = y.d.copy(), u.d.copy()
+    f.recompute([w, u], [y])
+    np.testing.assert_allclose(y.d, expected, rtol=1e-5)
+    np.testing.assert_array_equal(u.d, updated_u)
