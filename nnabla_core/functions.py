@@ -17,7 +17,8 @@ for _spec in _SPECS.values():
     BASES[_spec.snake] = globals()[_spec.snake] = _make_wrapper(_spec)
     __all__.append(_spec.snake)
 
-for _category, _module in _category_modules("nnabla._adapters", _CATEGORIES):
+# "composite": F members built from other F calls, with no spec category of their own
+for _category, _module in _category_modules("nnabla._adapters", _CATEGORIES + ("composite",)):
     for _name in getattr(_module, "__all__", ()):
         globals()[_name] = getattr(_module, _name)
         if _name not in __all__:
