@@ -26,6 +26,7 @@ from ._parametric.binary import (
     inq_affine,
     inq_convolution,
 )
+from ._parametric.decomposed import cpd3_convolution, svd_affine, svd_convolution
 from ._parametric.layers import (
     affine,
     convolution,
@@ -46,6 +47,17 @@ from ._parametric.normalization import (
     spectral_norm,
     sync_batch_normalization,
     weight_normalization,
+)
+from ._parametric.quantized import (
+    fixed_point_quantized_affine,
+    fixed_point_quantized_convolution,
+    min_max_quantize,
+    min_max_quantized_affine,
+    min_max_quantized_convolution,
+    pow2_quantized_affine,
+    pow2_quantized_convolution,
+    pruned_affine,
+    pruned_convolution,
 )
 from ._parametric.recurrent import LSTMCell, gru, lstm, lstm_cell, rnn
 from .initializer import (
@@ -71,11 +83,14 @@ __all__ = [
     "binary_weight_convolution",
     "calc_uniform_lim_glorot",
     "convolution",
+    "cpd3_convolution",
     "deconvolution",
     "deformable_convolution",
     "depthwise_convolution",
     "depthwise_deconvolution",
     "embed",
+    "fixed_point_quantized_affine",
+    "fixed_point_quantized_convolution",
     "fused_batch_normalization",
     "get_parameter",
     "get_parameter_or_create",
@@ -88,10 +103,19 @@ __all__ = [
     "lstm",
     "lstm_cell",
     "mean_subtraction",
+    "min_max_quantize",
+    "min_max_quantized_affine",
+    "min_max_quantized_convolution",
     "parametric_function_api",
+    "pow2_quantized_affine",
+    "pow2_quantized_convolution",
     "prelu",
+    "pruned_affine",
+    "pruned_convolution",
     "rnn",
     "spectral_norm",
+    "svd_affine",
+    "svd_convolution",
     "sync_batch_normalization",
     "weight_normalization",
 ]
