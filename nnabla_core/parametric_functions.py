@@ -60,6 +60,12 @@ from ._parametric.quantized import (
     pruned_convolution,
 )
 from ._parametric.recurrent import LSTMCell, gru, lstm, lstm_cell, rnn
+from ._parametric.transformer import (
+    multi_head_attention,
+    transformer,
+    transformer_decode,
+    transformer_encode,
+)
 from .initializer import (
     ConstantInitializer,
     NormalInitializer,
@@ -103,6 +109,7 @@ __all__ = [
     "lstm",
     "lstm_cell",
     "mean_subtraction",
+    "multi_head_attention",
     "min_max_quantize",
     "min_max_quantized_affine",
     "min_max_quantized_convolution",
@@ -117,5 +124,8 @@ __all__ = [
     "svd_affine",
     "svd_convolution",
     "sync_batch_normalization",
+    "transformer",
+    "transformer_decode",
+    "transformer_encode",
     "weight_normalization",
 ]
