@@ -1,9 +1,11 @@
 """Per-function micro benchmarks: forward + backward of one function in a static graph, ms.
 
 Shapes are those of the deep CNN of the static-vs-dynamic tutorial (batch 64,
-128 channels, 8x8 maps). Cases (one per process, see ``run.py``): ``fn_convolution``,
+128 channels, 8x8 maps); sequences are (length 16, batch 64, 128 features) and sorts
+run over rows of 1024. Cases (one per process, see ``run.py``): ``fn_convolution``,
 ``fn_max_pooling``, ``fn_average_pooling``, ``fn_batch_normalization``, ``fn_affine``,
-``fn_tanh``.
+``fn_tanh``, ``fn_deconvolution``, ``fn_layer_normalization``, ``fn_rnn``, ``fn_lstm``,
+``fn_gru``, ``fn_multi_head_attention``, ``fn_interpolate``, ``fn_sort``, ``fn_top_k_data``.
 """
 import _harness
 import nnabla as nn
@@ -12,6 +14,8 @@ import nnabla.parametric_functions as PF
 import numpy as np
 
 MAPS = (64, 128, 8, 8)
+SEQUENCE = (16, 64, 128)     # (length, batch, features)
+ROWS = (256, 1024)
 
 
 def _time_forward_backward(build, shape, quick):
@@ -28,6 +32,15 @@ def _time_forward_backward(build, shape, quick):
     _harness.emit(_harness.seconds_per_call(step, 5 if quick else 30, warmup=2) * 1e3, "ms")
 
 
+def _recurrent(layer, with_cell=False):
+    """``layer(x, h[, c])[0]`` with one layer of 128 hidden units and zero initial states."""
+    def build(x):
+        states = [nn.Variable.from_numpy_array(np.zeros((1, 1, x.shape[1], 128), np.float32))
+                  for _ in range(2 if with_cell else 1)]
+        return layer(x, *states)[0]
+    return build
+
+
 CASES = {
     "fn_convolution": lambda quick: _time_forward_backward(
         lambda x: PF.convolution(x, 128, (3, 3), pad=(1, 1)), MAPS, quick),
@@ -40,6 +53,21 @@ CASES = {
     "fn_affine": lambda quick: _time_forward_backward(
         lambda x: PF.affine(x, 1024), (64, 512, 2, 2), quick),
     "fn_tanh": lambda quick: _time_forward_backward(F.tanh, MAPS, quick),
+    "fn_deconvolution": lambda quick: _time_forward_backward(
+        lambda x: PF.deconvolution(x, 128, (3, 3), pad=(1, 1)), MAPS, quick),
+    "fn_layer_normalization": lambda quick: _time_forward_backward(
+        lambda x: PF.layer_normalization(x), MAPS, quick),
+    "fn_rnn": lambda quick: _time_forward_backward(_recurrent(PF.rnn), SEQUENCE, quick),
+    "fn_lstm": lambda quick: _time_forward_backward(
+        _recurrent(PF.lstm, with_cell=True), SEQUENCE, quick),
+    "fn_gru": lambda quick: _time_forward_backward(_recurrent(PF.gru), SEQUENCE, quick),
+    "fn_multi_head_attention": lambda quick: _time_forward_backward(
+        lambda x: PF.multi_head_attention(x, x, x, num_heads=8)[0], SEQUENCE, quick),
+    "fn_interpolate": lambda quick: _time_forward_backward(
+        lambda x: F.interpolate(x, scale=(2, 2), mode="linear"), MAPS, quick),
+    "fn_sort": lambda quick: _time_forward_backward(lambda x: F.sort(x), ROWS, quick),
+    "fn_top_k_data": lambda quick: _time_forward_backward(
+        lambda x: F.top_k_data(x, 16), ROWS, quick),
 }
 
 if __name__ == "__main__":

@@ -52,7 +52,8 @@ BENCHES = [
     Bench("dispatch_static_chain", "bench_dispatch.py", "dispatch", target="value<=3"),
 ] + [Bench(name, "bench_functions.py", "functions", 3, 1) for name in (
     "fn_convolution", "fn_max_pooling", "fn_average_pooling", "fn_batch_normalization",
-    "fn_affine", "fn_tanh")]
+    "fn_affine", "fn_tanh", "fn_deconvolution", "fn_layer_normalization", "fn_rnn", "fn_lstm",
+    "fn_gru", "fn_multi_head_attention", "fn_interpolate", "fn_sort", "fn_top_k_data")]
 
 # Pairs whose quotient issue 2 bounds: dynamic-mode peak within 10% of static mode.
 MEMORY_PAIRS = [("deep_cnn_dynamic_rss", "deep_cnn_static_rss"),
