@@ -96,7 +96,7 @@ def _warp(x_shape, out_size, mode, padding_mode, align_corners, channel_last=Fal
     return Case("WarpByGrid", [Normal(x_shape), Uniform((x_shape[0],) + out_size + (n,), low,
                                                          high)],
                 args, ref=ref_warp_by_grid, grad_inputs=(0, 1) if mode == "linear" else (0,),
-                grad_atol=5e-3,
+                grad_atol=5e-3, second_order=mode != "linear",   # grid points near pixel kinks
                 id=f"{mode}-{padding_mode}-{'ac' if align_corners else 'nac'}-{n}d"
                    + ("-cl" if channel_last else ""))
 
@@ -120,11 +120,11 @@ CASES = [
     _warp((1, 2, 4, 4), (3, 3), "nearest", "reflect", False, low=-2.5, high=2.5),
     _warp((1, 2, 3, 3, 3), (2, 2, 2), "nearest", "repeat", True),
     Case("WarpByFlow", [Normal((1, 1, 4, 5)), Normal((1, 2, 4, 5), scale=1.5)], {},
-         ref=ref_warp_by_flow, grad_atol=5e-3, id="single"),
+         ref=ref_warp_by_flow, grad_atol=5e-3, second_order=False, id="single"),
     Case("WarpByFlow", [Normal((2, 3, 3, 4)), Normal((2, 2, 3, 4))], {},
-         ref=ref_warp_by_flow, grad_atol=5e-3, id="batch"),
+         ref=ref_warp_by_flow, grad_atol=5e-3, second_order=False, id="batch"),
     Case("WarpByFlow", [Normal((2, 2, 1, 6)), Normal((2, 2, 1, 6), scale=2.0)], {},
-         ref=ref_warp_by_flow, grad_atol=5e-3, id="one-row"),
+         ref=ref_warp_by_flow, grad_atol=5e-3, second_order=False, id="one-row"),
     Case("ImageAugmentation", [Normal((2, 3, 6, 6))], {"seed": 11},
          ref=lambda x, seed: x, grad=False, id="identity"),
     Case("ImageAugmentation", [Normal((4, 3, 8, 8))],
