@@ -204,8 +204,14 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
 def _given_outputs(outputs, out_shapes, need_grad):
     nodes = []
     for i, shape in enumerate(out_shapes):
-        if i < len(outputs) and outputs[i] is not None:
-            node = outputs[i]._node
+        out = outputs[i] if i < len(outputs) else None
+        if isinstance(out, NdArray):     # a graph output writing into the given array
+            node = VarNode(shape, need_grad)
+            node.data = out._array
+            if out.shape != shape:
+                out._array.reshape(shape)
+        elif out is not None:
+            node = out._node
             if node.data.shape != shape:
                 node.data.reshape(shape)
                 node.grad.reshape(shape)

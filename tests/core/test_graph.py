@@ -376,3 +376,11 @@ def test_clear_no_need_grad_keeps_the_inputs_a_python_function_backward_reads():
     y.forward(clear_no_need_grad=True)
     y.backward()
     np.testing.assert_allclose(x.g, [8.0, 24.0])        # d/dx (2x)^2 = 8x
+
+
+def test_graph_outputs_may_be_given_ndarrays_to_write_into():
+    x = _var([1.0, 2.0])
+    target = nn.NdArray((2,))
+    y = F.mul_scalar(x, 3.0, outputs=[target])
+    y.forward()
+    np.testing.assert_allclose(target.data, [3.0, 6.0])
