@@ -154,7 +154,9 @@ class Function:
                 continue
             g = np.asarray(g, dtype=F32).reshape(v.shape)
             grad = v._node.grad
-            grad.set((grad.get(F32, fam) + g) if add else g.copy(), fam)
+            total = (grad.get(F32, fam) + g) if add else g.copy()
+            # numpy turns the sum of two 0-d arrays into a scalar; a grad stays an array
+            grad.set(np.asarray(total) if isinstance(total, np.generic) else total, fam)
 
     def grad_depends_output_data(self, i, o):
         return o in self.spec.needed_outputs(len(self.out_refs))

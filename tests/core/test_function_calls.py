@@ -117,3 +117,14 @@ def test_recompute_starts_from_the_inputs_saved_by_setup_recompute():
     f.recompute([w, u], [y])
     np.testing.assert_allclose(y.d, expected, rtol=1e-5)
     np.testing.assert_array_equal(u.d, updated_u)
+
+
+def test_accumulated_grad_of_a_0d_input_stays_a_writable_array():
+    x = _var(2.0)
+    y = F.mul_scalar(x, 3.0)
+    y.forward()
+    y.g = 1.0
+    x.g = 1.0
+    y.parent.backward([x], [y])
+    assert isinstance(x.g, np.ndarray) and float(x.g) == 4.0
+    x.g[...] = 0.0
