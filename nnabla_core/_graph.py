@@ -104,7 +104,8 @@ def _check_shapes(f):
         return
     from ._spec.binding import infer
     args, out_shapes = infer(f.spec, shapes, dict(f._args))
-    f.kernel = f.binding.kernel(f.spec, args, shapes, out_shapes)
+    from .function import new_kernel
+    f.kernel = new_kernel(f.binding, f.spec, args, shapes, out_shapes)
     for ref, shape in zip(f.out_refs, out_shapes):
         node = ref()
         if node is not None and node.data.shape != shape:

@@ -25,7 +25,7 @@ from .auto_forward import STATE as _AUTO
 from .context import _default as _ctx_default
 from .context import _stack as _ctx_stack
 from ._runtime_flags import FLAGS as _FLAGS
-from .function import Function, dtype_plan
+from .function import Function, dtype_plan, new_kernel
 from .plugins import REGISTRY
 from .plugins.resolve import resolve
 
@@ -53,7 +53,7 @@ def _setup(spec, in_shapes, kw, ctx, n_outputs):
         plan = dtype_plan(spec, len(in_shapes), len(out_shapes), binding.type_config)
         shared = None
         if getattr(binding.kernel, "shareable", False):
-            shared = binding.kernel(spec, args, in_shapes, out_shapes)
+            shared = new_kernel(binding, spec, args, in_shapes, out_shapes)
         hit = (args, out_shapes, binding, plan, shared)
         if key is not None:
             if len(_memo) > _MEMO_LIMIT:
@@ -88,7 +88,7 @@ def call(spec, inputs, kw, n_outputs=-1, outputs=None):
     ctx = _ctx_stack[-1] if _ctx_stack else _ctx_default[0]
     args, out_shapes, binding, plan, kernel = _setup(spec, in_shapes, kw, ctx, n_outputs)
     if kernel is None:
-        kernel = binding.kernel(spec, args, in_shapes, out_shapes)
+        kernel = new_kernel(binding, spec, args, in_shapes, out_shapes)
     if imperative:
         result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan)
     else:

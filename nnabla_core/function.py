@@ -101,7 +101,7 @@ class Function:
         shapes = [None if v is None else v.shape for v in self._expand(inputs)]
         args, out_shapes = infer(self.spec, shapes, dict(self._args), len(outputs))
         if shapes != list(self.kernel.in_shapes):
-            self.kernel = self.binding.kernel(self.spec, args, shapes, out_shapes)
+            self.kernel = new_kernel(self.binding, self.spec, args, shapes, out_shapes)
         for v, shape in zip(outputs, out_shapes):
             if v.shape != shape:
                 v.reset_shape(shape, force=True)
@@ -291,6 +291,15 @@ class _MaskedKernel:
         grads = iter(self.masked_kernel.backward(self._active(xs), ys, dys,
                                                  self._active(propagate_down)))
         return [next(grads) if m else None for m in self.mask]
+
+
+def new_kernel(binding, spec, args, in_shapes, out_shapes):
+    """Construct ``binding``'s kernel; under ``half`` it learns the storage type (a kernel
+    that fuses several functions rounds between stages, as the separate functions do)."""
+    kernel = binding.kernel(spec, args, in_shapes, out_shapes)
+    if binding.type_config == "half":
+        kernel.storage_dtype = F16
+    return kernel
 
 
 _dtype_plans = {}

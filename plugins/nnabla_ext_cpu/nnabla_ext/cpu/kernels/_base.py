@@ -23,6 +23,7 @@ class Kernel:
 
     xp = np
     shareable = False   # True: keeps no per-call state, one instance may serve many calls
+    storage_dtype = None  # set by the engine to float16 under type_config='half'
 
     def __init__(self, spec, args, in_shapes, out_shapes):
         self.__dict__.update(args)

@@ -60,14 +60,23 @@ class FusedConvolution(Kernel):
             args["alpha"] = self.nonlinearity_args[0]
         self.act_k, _ = sub_kernel(ACTIVATIONS[self.nonlinearity], [y], **args)
 
+    def _stored(self, a):
+        """Round to the storage type between stages, as separate functions would (half)."""
+        if self.storage_dtype is None:
+            return a
+        return a.astype(self.storage_dtype).astype(a.dtype)
+
     def forward(self, xs):
         x, w, b, beta, gamma, mean, var, z = list(xs) + [None] * (8 - len(xs))
         (padded,) = self.pad_k.forward([x])
+        padded = self._stored(padded)
         (conv,) = self.conv_k.forward([padded, w, b])
+        conv = self._stored(conv)
         h = conv
         if self.bn_k is not None:
             (h,) = self.bn_k.forward([conv, beta, gamma, mean, var])
-        pre = h if z is None else h + z
+            h = self._stored(h)
+        pre = h if z is None else self._stored(h + z)
         (y,) = self.act_k.forward([pre])
         self._saved = (padded, conv, pre, y)
         return (y,)
