@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from ._array import F32, _to_family
+from ._array import F16, F32, _to_family
 
 VERSION = [0]
 _plans = weakref.WeakKeyDictionary()    # root node -> (version, Plan)
@@ -346,6 +346,9 @@ def _run_backward(f, pd, state):
         if n is not None:
             dtype = f.in_dtypes[i]
             xs[i] = _read_data(f, n, f"input {i}", n.data.dtype if dtype is None else dtype)
+    if f.grad_dtype is F16:
+        from .function import through_half
+        xs = through_half(xs)
     outs = [r() for r in f.out_refs]
     ys = [None] * n_out
     for o in spec.needed_outputs(n_out):

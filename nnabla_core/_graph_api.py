@@ -25,7 +25,8 @@ from .auto_forward import STATE as _AUTO
 from .context import _default as _ctx_default
 from .context import _stack as _ctx_stack
 from ._runtime_flags import FLAGS as _FLAGS
-from .function import Function, dtype_plan, new_kernel
+from ._array import F16
+from .function import Function, dtype_plan, new_kernel, through_half
 from .plugins import REGISTRY
 from .plugins.resolve import resolve
 
@@ -121,8 +122,10 @@ def _read(synced, dtype, family):
 
 def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan):
     fam = binding.family
-    ins, outs, _ = plan
+    ins, outs, store = plan
     xs = [None if x is None else _read(_synced(x), dt, fam) for x, dt in zip(inputs, ins)]
+    if store is F16:
+        xs = through_half(xs)
     ys = kernel.forward(xs)
     result = []
     for i, (y, dt, shape) in enumerate(zip(ys, outs, out_shapes)):

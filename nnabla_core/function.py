@@ -124,9 +124,10 @@ class Function:
         self._store(outputs, self.kernel.forward(self._gather(inputs)))
 
     def _gather(self, inputs):
-        return [None if v is None else
-                v._node.data.get(v._node.data.dtype if dt is None else dt, self.family)
-                for v, dt in zip(self._expand(inputs), self.in_dtypes)]
+        xs = [None if v is None else
+              v._node.data.get(v._node.data.dtype if dt is None else dt, self.family)
+              for v, dt in zip(self._expand(inputs), self.in_dtypes)]
+        return through_half(xs) if self.grad_dtype is F16 else xs
 
     def _store(self, outputs, ys):
         fam = self.family
@@ -228,6 +229,8 @@ class Function:
         fam = self.family
         xs = [None if n is None else n.data.get(n.data.dtype if dt is None else dt, fam)
               for n, dt in zip(self.in_nodes, self.in_dtypes)]
+        if self.grad_dtype is F16:
+            xs = through_half(xs)
         kernel = self.kernel
         ys = getattr(kernel, "recompute", kernel.forward)(xs) if replay else kernel.forward(xs)
         i = 0
@@ -291,6 +294,11 @@ class _MaskedKernel:
         grads = iter(self.masked_kernel.backward(self._active(xs), ys, dys,
                                                  self._active(propagate_down)))
         return [next(grads) if m else None for m in self.mask]
+
+
+def through_half(xs):
+    """Float inputs as a half kernel sees them: rounded to float16, computed in float32."""
+    return [x.astype(F16).astype(F32) if x is not None and x.dtype == F32 else x for x in xs]
 
 
 def new_kernel(binding, spec, args, in_shapes, out_shapes):
