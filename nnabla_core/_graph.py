@@ -103,7 +103,7 @@ def _check_shapes(f):
     if f.python or shapes == list(f.kernel.in_shapes):
         return
     from ._spec.binding import infer
-    args, out_shapes = infer(f.spec, shapes, dict(f._args))
+    args, out_shapes = infer(f.spec, shapes, dict(f._args), len(f.out_refs))
     from .function import new_kernel
     f.kernel = new_kernel(f.binding, f.spec, args, shapes, out_shapes)
     for ref, shape in zip(f.out_refs, out_shapes):
