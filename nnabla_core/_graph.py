@@ -130,7 +130,8 @@ def effective_need_grad(functions):
         for ref in f.out_refs:
             n = ref()
             if n is not None:
-                eff[id(n)] = any_in and not n.stop
+                # the user's explicit need_grad on an intermediate wins over propagation
+                eff[id(n)] = any_in if n.stop is None else not n.stop
     return eff
 
 

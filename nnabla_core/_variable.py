@@ -34,7 +34,7 @@ class VarNode:
         self.needed = False      # some backward pass reads this node's data
         self.auto = False        # created in auto-forward mode (released with its handle)
         self.refs = []           # weak references to functions consuming this node
-        self.stop = False        # the user set need_grad=False on this intermediate node
+        self.stop = None         # need_grad set explicitly on an intermediate: not value
 
     @property
     def shape(self):

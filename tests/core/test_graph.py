@@ -384,3 +384,13 @@ def test_graph_outputs_may_be_given_ndarrays_to_write_into():
     y = F.mul_scalar(x, 3.0, outputs=[target])
     y.forward()
     np.testing.assert_allclose(target.data, [3.0, 6.0])
+
+
+def test_need_grad_set_on_an_intermediate_receives_gradients_even_without_grad_leaves():
+    x = _var([1.0, 2.0], need_grad=False)
+    h = F.mul_scalar(x, 2.0)
+    h.need_grad = True
+    y = F.mul_scalar(h, 3.0)
+    y.forward()
+    y.backward()
+    np.testing.assert_allclose(h.g, [3.0, 3.0])
