@@ -56,12 +56,17 @@ def _any(spec, name, v):
     return v
 
 
+def _int_or_none(spec, name, v):
+    return None if v is None else _int(spec, name, v)
+
+
 KINDS = {
     "int": _int,
     "float": _float,
     "bool": _bool,
     "str": _str,
     "ints": _seq(_int),
+    "optints": _seq(_int_or_none),      # items may be None (slice bounds)
     "floats": _seq(_float),
     "any": _any,
 }

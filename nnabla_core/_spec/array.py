@@ -41,6 +41,13 @@ def _resolve_slice(spec, in_shapes, args):
                                    why=f"x has shape {x}")
         else:
             out[name] = default[:len(x) - len(given)] + tuple(given)
+    # None items, as nnabla's F.slice reads them: the axis' full range in the step's direction
+    steps = tuple(1 if s is None else s for s in out["step"])
+    out["start"] = tuple((-1 if c < 0 else 0) if a is None else a
+                         for a, c in zip(out["start"], steps))
+    out["stop"] = tuple((-n - 1 if c < 0 else n) if b is None else b
+                        for b, c, n in zip(out["stop"], steps, x))
+    out["step"] = steps
     return out
 
 
@@ -320,8 +327,9 @@ SPECS = [
           doc="Splits x into x.shape[axis] arrays, removing that axis."),
     _spec("Stack", "stack", (Input("x", variadic=True),), (Arg("axis", "int", 0),), stack,
           doc="Joins equally shaped inputs along a new axis."),
-    _spec("Slice", "slice", X, (Arg("start", "ints?", None), Arg("stop", "ints?", None),
-                                Arg("step", "ints?", None)), slice_,
+    _spec("Slice", "slice", X, (Arg("start", "optints?", None),
+                                Arg("stop", "optints?", None),
+                                Arg("step", "optints?", None)), slice_,
           resolve_args=_resolve_slice,
           doc="Python-style slice x[start:stop:step] on each axis; None is the full range."),
     _spec("Pad", "pad", X, (Arg("pad_width", "ints"),

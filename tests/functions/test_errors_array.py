@@ -125,3 +125,13 @@ def test_zero_size_arrays_work():
     assert _infer("Reshape", [(0, 3)], shape=(3, 0))[1] == ((3, 0),)
     (y,) = _forward("Pad", [Normal((0, 3))], {"pad_width": (1, 1)})
     assert y.shape == (0, 5)
+
+
+def test_slice_reads_none_items_as_the_full_range_in_the_step_direction():
+    import nnabla as nn
+    import nnabla.functions as F
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = nn.NdArray.from_numpy_array(a)
+    np.testing.assert_array_equal(F.slice(x, [None, 1, None], [None, None, 3]).data, a[:, 1:, :3])
+    np.testing.assert_array_equal(F.slice(x, [None] * 3, [None] * 3, [1, -1, -2]).data,
+                                  a[:, ::-1, ::-2])
