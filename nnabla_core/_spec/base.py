@@ -11,6 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 
+class FunctionArgumentError(ValueError, RuntimeError):
+    """A bad shape or value given to a function.
+
+    A ``ValueError`` as Python expects, and a ``RuntimeError`` as nnabla raises from
+    a function's setup, so code written against either catches it.
+    """
+
+
 class _Required:
     """Marker for an argument without a default."""
 
@@ -128,11 +136,11 @@ class FunctionSpec:
     # Errors that name the function, the argument, the expectation and the value.
     def shape_error(self, arg, expected, given, why=""):
         msg = f"{self.api_name}: argument '{arg}' has shape {tuple(given)}; expected {expected}"
-        return ValueError(msg + (f": {why}" if why else ""))
+        return FunctionArgumentError(msg + (f": {why}" if why else ""))
 
     def value_error(self, arg, expected, given, why=""):
         msg = f"{self.api_name}: argument '{arg}' is {given!r}; expected {expected}"
-        return ValueError(msg + (f": {why}" if why else ""))
+        return FunctionArgumentError(msg + (f": {why}" if why else ""))
 
     def type_error(self, arg, expected, given):
         return TypeError(f"{self.api_name}: argument '{arg}' is of type "

@@ -96,8 +96,6 @@ def _forward(name, inputs, args=None):
 
 
 @pytest.mark.parametrize("name, inputs, args", [
-    ("OneHot", [Fixed(np.array([[1], [3]]))], {"shape": (3,)}),
-    ("OneHot", [Fixed(np.array([[-1]]))], {"shape": (3,)}),
     ("Gather", [Normal((2, 3)), Fixed(np.array([0, 3]))], {"axis": 1}),
     ("Gather", [Normal((2, 3)), Fixed(np.array([-1]))], {"axis": 1}),
     ("GatherNd", [Normal((2, 3)), Fixed(np.array([[0], [-4]]))], {}),
@@ -135,3 +133,11 @@ def test_slice_reads_none_items_as_the_full_range_in_the_step_direction():
     np.testing.assert_array_equal(F.slice(x, [None, 1, None], [None, None, 3]).data, a[:, 1:, :3])
     np.testing.assert_array_equal(F.slice(x, [None] * 3, [None] * 3, [1, -1, -2]).data,
                                   a[:, ::-1, ::-2])
+
+
+def test_one_hot_wraps_negative_indices_and_zeroes_rows_out_of_range_as_nnabla():
+    (y,) = _forward("OneHot", [Fixed(np.array([[1, -1], [3, 0], [-3, 1]]))], {"shape": (3, 2)})
+    expected = np.zeros((3, 3, 2), np.float32)
+    expected[0, 1, 1] = 1          # -1 on an axis of size 2 is 1
+    expected[2, 0, 1] = 1          # -3 on an axis of size 3 is 0; row 1 (index 3) stays zero
+    np.testing.assert_array_equal(y, expected)
