@@ -498,6 +498,11 @@ class Shape(Kernel):
     def forward(self, xs):
         return (self.xp.asarray(self.sizes, dtype=np.float32),)
 
+    def backward(self, xs, ys, dys, propagate_down):
+        # a shape does not depend on the values: the gradient is zero
+        return [self.xp.zeros(self.in_shapes[0], dtype=np.float32) if propagate_down[0]
+                else None]
+
 
 class Assign(Kernel):
     """Copies src into dst in place; as in nnabla, the output gradient flows to dst."""
