@@ -1,4 +1,5 @@
-"""``F.global_average_pooling``'s backward function and nnabla's ``GlobalAveragePoolingDataGrad`` (see
+"""``F.global_average_pooling``'s backward function and nnabla's
+``GlobalAveragePoolingDataGrad`` (see
 :mod:`._grad_function`); the map is linear, so the data gradient's own gradient is
 ``F.global_average_pooling`` again."""
 from __future__ import annotations

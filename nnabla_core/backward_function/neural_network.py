@@ -67,7 +67,8 @@ def max_pooling_backward(grad_outputs, inputs, input_shapes, outputs, output_sha
 def max_pooling_backward_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes,
                                   **args):
     """Linear in dy (g_dy gathers g_dx at the maxima); no gradient for x."""
-    g_dy = make_grad_function(MaxPoolingBackwardDataGrad, args, input_shapes[0])(grad_outputs[0], inputs[1])
+    data_grad = make_grad_function(MaxPoolingBackwardDataGrad, args, input_shapes[0])
+    g_dy = data_grad(grad_outputs[0], inputs[1])
     return [g_dy, None]
 
 

@@ -1,4 +1,4 @@
-"""nnabla.utils.nnabla_pb2: wire compatibility with nnabla's NNP format, and sync with nnabla.proto."""
+"""nnabla.utils.nnabla_pb2: wire compatibility with nnabla's NNP format; sync with nnabla.proto."""
 import importlib.util
 import os
 

@@ -7,7 +7,7 @@ import nnabla.functions as F
 from nnabla.utils.rnn import (_create_fixed_length_gru, _create_fixed_length_lstm,
                               _create_fixed_length_rnn)
 
-T, B, I, H = 3, 2, 4, 5
+T, B, I, H = 3, 2, 4, 5  # noqa: E741 - time, batch, input, hidden sizes
 
 
 def _v(rng, *shape):

@@ -1,7 +1,6 @@
 """The "Debugging" tutorial (nnabla-python-docs.txt, from line 1744): visit, pprint, viewer,
 profiler and NaN/Inf tracer, on the CPU and with smaller images where the output allows it."""
 import numpy as np
-import pytest
 
 import nnabla as nn
 import nnabla.functions as F
@@ -39,7 +38,7 @@ def network(x, maps=16, test=False):
     h = PF.convolution(h, maps, kernel=(3, 3), pad=(1, 1), name="first-conv", with_bias=False)
     h = PF.batch_normalization(h, batch_stat=not test, name="first-bn")
     h = F.relu(h)
-    for l in range(4):
+    for l in range(4):  # noqa: E741 - the tutorial's own code, unchanged
         h = block(h, maps * 2 ** (l + 1), name="block-{}".format(l))
         h = F.max_pooling(h, (2, 2))
     h = F.average_pooling(h, h.shape[2:])

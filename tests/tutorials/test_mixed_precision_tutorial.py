@@ -1,7 +1,6 @@
 """The "Mixed Precision Training" guide (nnabla-python-docs.txt, from line 2075) on the CPU's
 ``half`` type config: loss scaling, dynamic loss scaling and the guide's updater class."""
 import numpy as np
-import pytest
 
 import nnabla as nn
 import nnabla.functions as F

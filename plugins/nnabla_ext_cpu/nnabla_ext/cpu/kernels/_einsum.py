@@ -67,7 +67,8 @@ class Einsum(Kernel):
             subscripts.append(letters)
         eq = ",".join(subscripts) + "->" + target
         g = xp.einsum(eq, *operands, optimize=len(operands) > 2)
-        return xp.ascontiguousarray(unbroadcast(xp, g, self.in_shapes[i])).reshape(self.in_shapes[i])
+        shape = self.in_shapes[i]
+        return xp.ascontiguousarray(unbroadcast(xp, g, shape)).reshape(shape)
 
     def backward(self, xs, ys, dys, propagate_down):
         dy = self.xp.asarray(dys[0])     # a 0-d gradient may come as a Python scalar
