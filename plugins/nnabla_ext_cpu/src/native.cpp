@@ -9,6 +9,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -157,9 +159,40 @@ py::array_t<T> avg_pool_backward(In<T> dy, idx_t outer, idx_t inner, std::vector
   return dx;
 }
 
+// Positions of the k best entries of each row of x (rows, n), best first; ties keep the
+// lower position first. "Best" is the largest (or smallest) value, or |value| when by_abs.
+// numpy's argpartition took 2.8 ms on 256 x 1024 with k = 16; a partial sort of the
+// positions is several times faster.
+template <typename T>
+py::array_t<idx_t> top_k(In<T> x, idx_t rows, idx_t n, idx_t k, bool by_abs, bool largest) {
+  check_size(x.size(), rows * n, "x");
+  if (k < 1 || k > n) throw py::value_error("nnabla_ext.cpu._native.top_k: k out of range");
+  py::array_t<idx_t> out({rows, k});
+  const T *px = x.data();
+  idx_t *po = out.mutable_data();
+  {
+    py::gil_scoped_release release;
+    std::vector<idx_t> pos(n);
+    for (idx_t r = 0; r < rows; ++r) {
+      const T *row = px + r * n;
+      auto key = [&](idx_t i) { return by_abs ? std::abs(row[i]) : row[i]; };
+      for (idx_t i = 0; i < n; ++i) pos[i] = i;
+      std::partial_sort(pos.begin(), pos.begin() + k, pos.end(), [&](idx_t a, idx_t b) {
+        const T ka = key(a), kb = key(b);
+        if (ka != kb) return largest ? ka > kb : ka < kb;
+        return a < b;
+      });
+      std::copy(pos.begin(), pos.begin() + k, po + r * k);
+    }
+  }
+  return out;
+}
+
 template <typename T>
 void bind_all(py::module_ &m) {
   using namespace pybind11::literals;
+  m.def("top_k", &top_k<T>, "x"_a, "rows"_a, "n"_a, "k"_a, "by_abs"_a, "largest"_a,
+        "Positions of the k best entries of each row, best first (ties: lower first).");
   m.def("im2col", &im2col<T>, "x"_a, "batch"_a, "channels"_a, "groups"_a, "in_shape"_a, "out_shape"_a,
         "kernel"_a, "pad"_a, "stride"_a, "dilation"_a, "channel_last"_a,
         "Patches of x (N, C, *in) or (N, *in, C) as a flat column buffer.");

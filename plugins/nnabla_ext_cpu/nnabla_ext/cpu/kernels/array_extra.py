@@ -23,24 +23,32 @@ def _samples(shape, base_axis):
 def top_k_indices(xp, x2, k, by_abs, largest):
     """Positions of the k selected entries of each row of ``x2`` (best first)."""
     key = xp.abs(x2) if by_abs else x2
-    if largest:
-        key = -key
-    if k < key.shape[1]:
-        # Partition first: only the k winners are sorted (large samples, small k).
-        part = xp.argpartition(key, k - 1, axis=1)[:, :k]
-        order = xp.argsort(xp.take_along_axis(key, part, axis=1), axis=1, kind="stable")
+    n = key.shape[1]
+    if k < n:
+        # Partition first: only the k winners are sorted (large samples, small k). The
+        # largest are partitioned at n - k directly, without negating a full copy.
+        if largest:
+            part = xp.argpartition(key, n - k, axis=1)[:, n - k:]
+            order = xp.argsort(-xp.take_along_axis(key, part, axis=1), axis=1, kind="stable")
+        else:
+            part = xp.argpartition(key, k - 1, axis=1)[:, :k]
+            order = xp.argsort(xp.take_along_axis(key, part, axis=1), axis=1, kind="stable")
         return xp.take_along_axis(part, order, axis=1)
-    return xp.argsort(key, axis=1, kind="stable")
+    return xp.argsort(-key if largest else key, axis=1, kind="stable")
 
 
 class TopKData(Kernel):
     def setup(self):
         self.ns, self.ss = _samples(self.in_shapes[0], self.base_axis)
 
+    def indices(self, x2):
+        """Positions of the k selected entries of each row, best first."""
+        return top_k_indices(self.xp, x2, self.k, self.abs, self.largest)
+
     def forward(self, xs):
         xp = self.xp
         x2 = xs[0].reshape(self.ns, self.ss)
-        self.index = top_k_indices(xp, x2, self.k, self.abs, self.largest)
+        self.index = self.indices(x2)
         values = xp.take_along_axis(x2, self.index, axis=1)
         if self.reduce:
             y = values.reshape(self.out_shapes[0])
