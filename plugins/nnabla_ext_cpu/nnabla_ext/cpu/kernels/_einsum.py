@@ -13,27 +13,9 @@ letters, where
 """
 from __future__ import annotations
 
-import string
+from nnabla.backward_function.einsum import gradient_plan as _gradient_plan
 
 from ._base import Kernel, unbroadcast
-
-
-def _gradient_plan(terms, out, i):
-    """Subscripts and extra operands (('eye'|'ones', letters)) of input i's gradient."""
-    used = set("".join(terms)) | set(out)
-    fresh = iter(c for c in string.ascii_letters if c not in used)
-    target, extras, seen = [], [], set()
-    for c in terms[i]:
-        if c in seen:
-            d = next(fresh)
-            extras.append(("eye", c + d))
-            target.append(d)
-        else:
-            seen.add(c)
-            target.append(c)
-    present = set(out).union(*(terms[j] for j in range(len(terms)) if j != i))
-    extras += [("ones", c) for c in sorted(seen - present)]
-    return "".join(target), extras
 
 
 class Einsum(Kernel):
