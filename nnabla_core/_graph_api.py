@@ -179,13 +179,7 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
         for n in out_nodes:
             n.recompute = True
     f = Function(spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan)
-    ref = weakref.ref(f)
-    for n in in_nodes:
-        if n is not None:
-            n.refs.append(ref)
-    for n in out_nodes:
-        n.parent = f
-    _graph.VERSION[0] += 1
+    _graph.link(f, in_nodes, out_nodes)
     if _AUTO[0]:
         f.run_forward()
         if need_grad:

@@ -30,6 +30,20 @@ def _glorot(inmaps, outmaps, kernel, rng):
     return UniformInitializer(calc_uniform_lim_glorot(inmaps, outmaps, tuple(kernel)), rng=rng)
 
 
+def _conv_parameters(inp, outmaps, kernel, base_axis, group, channel_last, w_init, b_init,
+                     fix_parameters, rng, with_bias, apply_w, apply_b):
+    """``W`` (outmaps, C/group, *kernel) or channel-last, and ``b`` of a convolution layer."""
+    channels = inp.shape[-1] if channel_last else inp.shape[base_axis]
+    if channel_last:
+        filter_shape = tuple(kernel) + (channels // group,)
+    else:
+        filter_shape = (channels // group,) + tuple(kernel)
+    if w_init is None:
+        w_init = _glorot(channels, outmaps, kernel, rng)
+    return _weight_and_bias((outmaps,) + filter_shape, w_init, (outmaps,), b_init,
+                            fix_parameters, with_bias, apply_w, apply_b)
+
+
 @parametric_function_api("affine", [
     ("W", "Weight matrix", "(inmaps, outmaps)", True), ("b", "Bias", "(outmaps,)", True)])
 def affine(inp, n_outmaps, base_axis=1, w_init=None, b_init=None, fix_parameters=False,
@@ -88,15 +102,8 @@ def convolution(inp, outmaps, kernel, pad=None, stride=None, dilation=None, grou
     Returns:
         nnabla.Variable: The output of ``F.convolution``.
     """
-    channels = inp.shape[-1] if channel_last else inp.shape[base_axis]
-    if channel_last:
-        filter_shape = tuple(kernel) + (channels // group,)
-    else:
-        filter_shape = (channels // group,) + tuple(kernel)
-    if w_init is None:
-        w_init = _glorot(channels, outmaps, kernel, rng)
-    w, b = _weight_and_bias((outmaps,) + filter_shape, w_init, (outmaps,), b_init,
-                            fix_parameters, with_bias, apply_w, apply_b)
+    w, b = _conv_parameters(inp, outmaps, kernel, base_axis, group, channel_last, w_init,
+                            b_init, fix_parameters, rng, with_bias, apply_w, apply_b)
     return F.convolution(inp, w, b, base_axis=base_axis, pad=pad, stride=stride,
                          dilation=dilation, group=group, channel_last=channel_last)
 
@@ -192,15 +199,8 @@ def deformable_convolution(inp, outmaps, kernel, offset, mask=None, pad=None, st
     Returns:
         nnabla.Variable: The output of ``F.deformable_convolution``.
     """
-    channels = inp.shape[-1] if channel_last else inp.shape[base_axis]
-    if channel_last:
-        filter_shape = tuple(kernel) + (channels // group,)
-    else:
-        filter_shape = (channels // group,) + tuple(kernel)
-    if w_init is None:
-        w_init = _glorot(channels, outmaps, kernel, rng)
-    w, b = _weight_and_bias((outmaps,) + filter_shape, w_init, (outmaps,), b_init,
-                            fix_parameters, with_bias, apply_w, apply_b)
+    w, b = _conv_parameters(inp, outmaps, kernel, base_axis, group, channel_last, w_init,
+                            b_init, fix_parameters, rng, with_bias, apply_w, apply_b)
     return F.deformable_convolution(inp, w, offset, mask, b, base_axis=base_axis, pad=pad,
                                     stride=stride, dilation=dilation, group=group,
                                     deformable_group=deformable_group,
