@@ -1,5 +1,7 @@
 """SyncedArray: one logical array with heads in several (family, dtype) places.
 
+Heads are keyed by (:class:`~nnabla.array_family.ArrayFamily`, dtype); every conversion,
+allocation and copy goes through the family, so no head is ever assumed to be numpy.
 ``get`` returns a head for reading (synchronising lazily from another head);
 ``cast`` returns a head for writing and makes it the only valid one; ``set``
 installs a kernel's output as the only head. ``zero``/``fill`` are lazy until
@@ -10,16 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .array_family import HOST
+
 F32 = np.dtype(np.float32)
 F16 = np.dtype(np.float16)
 I64 = np.dtype(np.int64)
 
-_families = {}          # family name -> ArrayFamily (filled by the plugin registry)
 _memory = {"in_use": 0, "peak": 0}
-
-
-def register_family(family):
-    _families[family.name] = family
 
 
 def memory_stats():
@@ -36,30 +35,6 @@ def _account(nbytes):
     _memory["in_use"] = used
     if used > _memory["peak"]:
         _memory["peak"] = used
-
-
-def _to_family(arr, family, dtype):
-    """Convert a native head of any family to ``family``/``dtype``."""
-    if isinstance(arr, np.generic):     # a numpy scalar some kernel returned
-        arr = np.asarray(arr)
-    src = type(arr)
-    if family == "cpu":
-        if src is not np.ndarray:
-            arr = _family_of(arr).to_numpy(arr)
-        return arr.astype(dtype, copy=False) if arr.dtype != dtype else arr.copy()
-    fam = _families[family]
-    if src is not np.ndarray:
-        arr = _family_of(arr).to_numpy(arr)
-    return fam.from_numpy(np.asarray(arr, dtype=dtype))
-
-
-def _family_of(arr):
-    for fam in _families.values():
-        if fam.name != "cpu" and fam.to_numpy is not None:
-            xp = fam.xp
-            if xp is not None and isinstance(arr, getattr(xp, "ndarray", ())):
-                return fam
-    raise TypeError(f"array of type {type(arr).__name__} belongs to no registered family")
 
 
 class SyncedArray:
@@ -82,14 +57,14 @@ class SyncedArray:
             _memory["in_use"] -= self.nbytes_held
 
     # -- reading / writing ----------------------------------------------------------------
-    def get(self, dtype, family="cpu"):
+    def get(self, dtype, family=HOST):
         """A head for reading: no other head is invalidated."""
         head = self.heads.get((family, dtype))
         if head is not None:
             return head
         return self._sync(dtype, family)
 
-    def cast(self, dtype, family="cpu"):
+    def cast(self, dtype, family=HOST):
         """A head for writing: it becomes the only valid head."""
         head = self.get(dtype, family)
         if len(self.heads) > 1:
@@ -99,10 +74,10 @@ class SyncedArray:
         self.clear_called = False
         return head
 
-    def set(self, arr, family="cpu"):
+    def set(self, arr, family=HOST):
         """Install ``arr`` (a kernel's output) as the only head, without copying."""
         dtype = arr.dtype
-        n = arr.nbytes
+        n = family.nbytes(arr)
         used = _memory["in_use"] + n - self.nbytes_held
         self.heads = {(family, dtype): arr}
         self.nbytes_held = n
@@ -114,10 +89,19 @@ class SyncedArray:
         self.modification_count += 1
         self.clear_called = False
 
+    def assign(self, other):
+        """Take ``other``'s values (in the family they are in), in this array's dtype."""
+        if not other.heads:
+            self.fill(0 if other.fill_value is None else other.fill_value)
+            return
+        (fam, _), head = next(iter(other.heads.items()))
+        self.set(fam.astype(head, self.dtype) if head.dtype != self.dtype else fam.copy(head),
+                 fam)
+
     def _sync(self, dtype, family):
         if self.heads:
-            src = next(iter(self.heads.values()))
-            head = _to_family(src, family, dtype)
+            (source, _), src = next(iter(self.heads.items()))
+            head = family.convert(src, source, dtype)
         else:
             value = 0 if self.fill_value is None else self.fill_value
             head = self._new(family, dtype, value)
@@ -126,16 +110,13 @@ class SyncedArray:
         return head
 
     def _new(self, family, dtype, value):
-        if family == "cpu":
-            if value == 0:
-                return np.zeros(self.shape, dtype)
-            return np.full(self.shape, value, dtype)
-        fam = _families[family]
-        return fam.from_numpy(np.full(self.shape, value, dtype))
+        if value == 0:
+            return family.zeros(self.shape, dtype)
+        return family.full(self.shape, value, dtype)
 
     def _hold(self, key, head):
         self.heads[key] = head
-        n = head.nbytes
+        n = key[0].nbytes(head)
         self.nbytes_held += n
         _account(n)
 
@@ -164,10 +145,6 @@ class SyncedArray:
         if self.heads:
             self._drop_all()
 
-    @property
-    def has_data(self):
-        return bool(self.heads) or self.fill_value is not None
-
     def view(self, shape):
         """A new SyncedArray of ``shape`` whose current heads share this one's memory."""
         shape = tuple(shape)
@@ -176,16 +153,17 @@ class SyncedArray:
         other = SyncedArray(shape, self.dtype)
         other.fill_value = self.fill_value
         for key, head in self.heads.items():
-            other._hold(key, head.reshape(shape))
+            other._hold(key, key[0].reshape(head, shape))
         return other
 
     def reshape(self, shape):
         """Reset the logical shape; existing contents are kept when the size agrees."""
         shape = tuple(shape)
         heads = {}
+        size = int(np.prod(shape))
         for key, head in self.heads.items():
-            if head.size == int(np.prod(shape)):
-                heads[key] = head.reshape(shape)
+            if int(np.prod(head.shape)) == size:
+                heads[key] = key[0].reshape(head, shape)
         self._drop_all()
         self.shape = shape
         for key, head in heads.items():

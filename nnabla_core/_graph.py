@@ -12,7 +12,8 @@ import weakref
 
 import numpy as np
 
-from ._array import F16, F32, _to_family
+from . import _execute
+from ._array import F32
 
 VERSION = [0]
 _plans = weakref.WeakKeyDictionary()    # root node -> (version, Plan)
@@ -104,8 +105,7 @@ def _check_shapes(f):
         return
     from ._spec.binding import infer
     args, out_shapes = infer(f.spec, shapes, dict(f._args), len(f.out_refs))
-    from .function import new_kernel
-    f.kernel = new_kernel(f.binding, f.spec, args, shapes, out_shapes)
+    f.kernel = _execute.new_kernel(f.binding, f.spec, args, shapes, out_shapes)
     for ref, shape in zip(f.out_refs, out_shapes):
         node = ref()
         if node is not None and node.data.shape != shape:
@@ -234,20 +234,27 @@ class _Pass:
 
 
 def _seed(root, grad):
+    """The gradient backward starts from at ``root``, as a SyncedArray (any family)."""
     if grad is None:
-        return root.grad.get(F32, "cpu")
+        return root.grad
     from ._nd_array import NdArray
+    shape = root.data.shape
     if isinstance(grad, NdArray):
-        arr = grad._array.get(F32, "cpu")
-    else:
-        arr = np.asarray(grad, dtype=np.float32)
-    if arr.shape != root.data.shape:
+        if grad.shape == shape:
+            return grad._array
+        grad = grad.data
+    if np.ndim(grad) == 0 and not isinstance(grad, np.ndarray):
+        return _execute.output_seed(shape, float(grad))
+    arr = np.asarray(grad, dtype=np.float32)     # a user's host array
+    if arr.shape != shape:
         try:
-            arr = np.broadcast_to(arr, root.data.shape)
+            arr = np.broadcast_to(arr, shape)
         except ValueError:
             raise ValueError(f"Variable.backward: argument 'grad' has shape {arr.shape}; "
-                             f"expected {root.data.shape}") from None
-    return arr
+                             f"expected {shape}") from None
+    seed = _execute.output_seed(shape, 0)
+    seed.set(np.array(arr, dtype=np.float32))
+    return seed
 
 
 def backward(root, grad=1, clear_buffer=False, communicator_callbacks=None,
@@ -314,7 +321,7 @@ def _read_data(f, node, what, dtype=F32):
         raise RuntimeError(f"{f.spec.api_name}: the backward pass needs the data of its {what}, "
                            "which was cleared (forward(clear_buffer=True) or "
                            "persistent=False); run forward with clear_no_need_grad=True instead")
-    return arr.get(dtype, f.family)
+    return arr.get(arr.dtype if dtype is None else dtype, f.family)
 
 
 def recompute(node):
@@ -332,7 +339,7 @@ def recompute(node):
 
 def output_grad(state, node, family):
     if node is state.root:
-        return state.seed if family == "cpu" else _to_family(state.seed, family, F32)
+        return state.seed.get(F32, family)
     if id(node) in state.written:
         return node.grad.get(F32, family)
     return None
@@ -345,11 +352,9 @@ def _run_backward(f, pd, state):
     for i in spec.needed_inputs(n_in):
         n = f.in_nodes[i]
         if n is not None:
-            dtype = f.in_dtypes[i]
-            xs[i] = _read_data(f, n, f"input {i}", n.data.dtype if dtype is None else dtype)
-    if f.grad_dtype is F16:
-        from .function import through_half
-        xs = through_half(xs)
+            xs[i] = _read_data(f, n, f"input {i}", f.in_dtypes[i])
+    if f.grad_dtype is _execute.F16:
+        xs = _execute.through_half(fam, xs)
     outs = [r() for r in f.out_refs]
     ys = [None] * n_out
     for o in spec.needed_outputs(n_out):
@@ -360,12 +365,10 @@ def _run_backward(f, pd, state):
         g = None if n is None else output_grad(state, n, fam)
         if g is None:
             # The node's own shape: outputs sized by the data differ from the inferred one.
-            g = np.zeros(f.kernel.out_shapes[o] if n is None else n.data.shape, np.float32)
-            if fam != "cpu":
-                g = _to_family(g, fam, F32)
+            g = _execute.zeros(fam, f.kernel.out_shapes[o] if n is None else n.data.shape)
         dys.append(g)
-    grads = f.kernel.backward(xs, ys, dys, pd)
-    if getattr(f.kernel, "keeps_input_grads", False):
+    grads = _execute.backward(f, xs, ys, dys, pd)
+    if f.kernel.keeps_input_grads:
         # F.sink(one_input_grad=False): the gradients already held by the inputs are the
         # ones this pass propagates from them.
         for i, n in enumerate(f.in_nodes):
@@ -374,27 +377,11 @@ def _run_backward(f, pd, state):
         return
     for i, g in enumerate(grads):
         if g is not None and pd[i]:
-            store_grad(state, f.in_nodes[i], g, f, dys)
-
-
-def store_grad(state, node, g, f, dys):
-    """Write ``g`` into ``node.grad``: add for leaves and repeated writes, else overwrite."""
-    dtype = f.grad_dtype
-    grad = node.grad
-    if g.__class__ is not np.ndarray and f.family == "cpu":
-        g = np.asarray(g)
-    if g.shape != grad.shape:
-        g = g.reshape(grad.shape)
-    accumulate = node.parent is None or id(node) in state.written
-    if accumulate and (grad.heads or grad.fill_value not in (None, 0)):
-        new = grad.get(F32, f.family) + g
-    else:
-        # The kernel may have returned one of its inputs (e.g. dy itself): never share it.
-        new = g.copy() if (g.base is not None or any(g is d for d in dys)) else g
-    if new.dtype != dtype:
-        new = new.astype(dtype)
-    grad.set(new, f.family)
-    state.written.add(id(node))
+            node = f.in_nodes[i]
+            # leaves accumulate across passes; an intermediate's first write overwrites
+            add = node.parent is None or id(node) in state.written
+            _execute.accumulate(fam, node.grad, g, add, f.grad_dtype, dys)
+            state.written.add(id(node))
 
 
 def _keeps_inputs(f):

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import weakref
 
-import numpy as np
-
-from . import _graph
+from . import _execute, _graph
 from ._array import SyncedArray
 from ._nd_array import NdArray
 from ._spec import SPECS
@@ -25,12 +23,10 @@ from .auto_forward import STATE as _AUTO
 from .context import _default as _ctx_default
 from .context import _stack as _ctx_stack
 from ._runtime_flags import FLAGS as _FLAGS
-from ._array import F16
-from .function import Function, dtype_plan, new_kernel, through_half
+from .function import Function
 from .plugins import REGISTRY
 from .plugins.resolve import resolve
 
-_ndarray = np.ndarray
 _memo = {}
 _MEMO_LIMIT = 50000
 
@@ -51,10 +47,10 @@ def _setup(spec, in_shapes, kw, ctx, n_outputs):
     if hit is None:
         args, out_shapes = infer(spec, list(in_shapes), bind_args(spec, kw), n_outputs)
         binding = resolve(spec, args, ctx)
-        plan = dtype_plan(spec, len(in_shapes), len(out_shapes), binding.type_config)
+        plan = _execute.dtype_plan(spec, len(in_shapes), len(out_shapes), binding.type_config)
         shared = None
-        if getattr(binding.kernel, "shareable", False):
-            shared = new_kernel(binding, spec, args, in_shapes, out_shapes)
+        if binding.kernel.shareable:
+            shared = _execute.new_kernel(binding, spec, args, in_shapes, out_shapes)
         hit = (args, out_shapes, binding, plan, shared)
         if key is not None:
             if len(_memo) > _MEMO_LIMIT:
@@ -89,7 +85,7 @@ def call(spec, inputs, kw, n_outputs=-1, outputs=None):
     ctx = _ctx_stack[-1] if _ctx_stack else _ctx_default[0]
     args, out_shapes, binding, plan, kernel = _setup(spec, in_shapes, kw, ctx, n_outputs)
     if kernel is None:
-        kernel = new_kernel(binding, spec, args, in_shapes, out_shapes)
+        kernel = _execute.new_kernel(binding, spec, args, in_shapes, out_shapes)
     if imperative:
         result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan)
     else:
@@ -112,42 +108,20 @@ def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **kw):
 
 def _synced(x):
     """The SyncedArray holding an input's values (a Variable's data in imperative calls)."""
-    return x._array if isinstance(x, NdArray) else x._node.data
-
-
-def _read(synced, dtype, family):
-    """An input head in ``dtype`` (None: the dtype it is stored in)."""
-    return synced.get(synced.dtype if dtype is None else dtype, family)
+    return None if x is None else x._array if isinstance(x, NdArray) else x._node.data
 
 
 def _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan):
-    fam = binding.family
-    ins, outs, store = plan
-    xs = [None if x is None else _read(_synced(x), dt, fam) for x, dt in zip(inputs, ins)]
-    if store is F16:
-        xs = through_half(xs)
-    ys = kernel.forward(xs)
+    call = _execute.Call(spec, kernel, binding.family, plan)
     result = []
-    for i, (y, dt, shape) in enumerate(zip(ys, outs, out_shapes)):
-        if y.__class__ is not _ndarray and fam == "cpu":
-            y = np.asarray(y)
-        if y.dtype != dt and (y.dtype.kind == "f" or dt.kind != "f"):
-            y = y.astype(dt)
-        if y.shape != shape and not spec.dynamic_shape:
-            y = y.reshape(shape)
-        shape = y.shape
-        if outputs is not None and i < len(outputs) and outputs[i] is not None:
-            out = outputs[i]
-            out._array.set(y, fam)
-        else:
-            arr = SyncedArray(shape, dt)
-            arr.set(y, fam)
-            out = NdArray._wrap(arr)
-        result.append(out)
-    for i in spec._mutated:
-        x = inputs[i]
-        if x is not None and xs[i].dtype != _synced(x).dtype:
-            _synced(x).set(xs[i].astype(_synced(x).dtype), fam)
+    for i, shape in enumerate(out_shapes):
+        given = outputs[i] if outputs is not None and i < len(outputs) else None
+        if given is None:
+            given = NdArray._wrap(SyncedArray(shape, plan[1][i]))
+        elif given.shape != shape:
+            given._array.reshape(shape)
+        result.append(given)
+    _execute.forward(call, [_synced(x) for x in inputs], [out._array for out in result])
     return result
 
 

@@ -7,8 +7,7 @@ the function whose backward function is missing.
 """
 from __future__ import annotations
 
-import numpy as np
-
+from . import _execute
 from ._array import F32
 from .function import PythonFunction
 
@@ -36,19 +35,19 @@ class KernelGrad(PythonFunction):
 
     def forward_impl(self, inputs, outputs):
         f = self.forward_function
-        n_out = len(f.out_refs)
-        dys = [v._node.data.get(F32, "cpu") for v in inputs[:n_out]]
+        fam, n_out = f.family, len(f.out_refs)
+        dys = [_execute.read(v._node.data, F32, fam) for v in inputs[:n_out]]
         xs = [None] * len(f.in_nodes)
         for v, i in zip(inputs[n_out:n_out + len(self.present)], self.present):
-            dtype = f.in_dtypes[i]
-            xs[i] = v._node.data.get(v._node.data.dtype if dtype is None else dtype, "cpu")
-        ys = [v._node.data.get(v._node.data.dtype, "cpu")
+            xs[i] = _execute.read(v._node.data, f.in_dtypes[i], fam)
+        ys = [_execute.read(v._node.data, None, fam)
               for v in inputs[n_out + len(self.present):]]
         pd = [i in self.wrt for i in range(len(xs))]
-        grads = f.kernel.backward(xs, ys, dys, pd)
+        grads = _execute.backward(f, xs, ys, dys, pd)
         for out, i in zip(outputs, self.wrt):
-            g = np.asarray(grads[i], dtype=np.float32).reshape(out.shape)
-            out._node.data.set(g.copy() if any(g is d for d in dys) else g)
+            g = grads[i]
+            _execute.store(f, out._node.data, fam.copy(g) if any(g is d for d in dys) else g,
+                           F32)
 
     def backward_impl(self, inputs, outputs, propagate_down, accum):
         raise NotImplementedError(

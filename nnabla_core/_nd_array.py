@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from ._array import SyncedArray
+from .array_family import HOST
 
 
 def _as_dtype(dtype):
@@ -96,7 +97,7 @@ class NdArray:
     def data(self):
         """The values as a numpy array (a reference, not a copy)."""
         a = self._array
-        return a.cast(a.dtype, "cpu")
+        return a.cast(a.dtype, HOST)
 
     @data.setter
     def data(self, value):
@@ -112,7 +113,7 @@ class NdArray:
                              f"to an array of shape {a.shape}")
         if value.dtype != a.dtype and value.dtype != np.bool_:
             a.dtype = value.dtype
-        a.cast(a.dtype, "cpu")[...] = value.reshape(a.shape)
+        a.cast(a.dtype, HOST)[...] = value.reshape(a.shape)
 
     def get_data(self, mode="rw", dtype=None):
         """The values as numpy; ``mode`` 'r', 'w' or 'rw'; ``dtype`` forces a type."""
@@ -122,8 +123,8 @@ class NdArray:
         a = self._array
         dtype = a.dtype if dtype is None else _as_dtype(dtype)
         if mode == "r":
-            return a.get(dtype, "cpu")
-        return a.cast(dtype, "cpu")
+            return a.get(dtype, HOST)
+        return a.cast(dtype, HOST)
 
     def cast(self, dtype, ctx=None):
         """Cast in place to ``dtype``; returns the numpy array when ``ctx`` is None."""
@@ -131,13 +132,13 @@ class NdArray:
         if dtype is not a.dtype:
             a.dtype = _as_dtype(dtype)
         if ctx is None:
-            return a.cast(a.dtype, "cpu")
+            return a.cast(a.dtype, HOST)
         from .plugins.resolve import family_of_context
         a.cast(a.dtype, family_of_context(ctx))
         return None
 
     def data_ptr(self, dtype, ctx=None):
-        arr = self.cast(dtype) if ctx is None else self._array.get(_as_dtype(dtype), "cpu")
+        arr = self.cast(dtype) if ctx is None else self._array.get(_as_dtype(dtype), HOST)
         return arr.ctypes.data
 
     def zero(self):
@@ -160,8 +161,7 @@ class NdArray:
         if arr.shape != self.shape:
             raise ValueError(f"NdArray.copy_from: argument 'arr' has shape {arr.shape}; "
                              f"expected {self.shape}")
-        a = self._array
-        a.cast(a.dtype, "cpu")[...] = arr._array.get(a.dtype, "cpu")
+        self._array.assign(arr._array)
         return self
 
     # -- python protocol ------------------------------------------------------------------

@@ -82,7 +82,7 @@ def _inplace(op):
         result = op(self, other)
         if result is NotImplemented:
             return result
-        self._array.set(result._array.get(self._array.dtype, "cpu"))
+        self._array.assign(result._array)
         return self
     return iop
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import weakref
 
 from . import _graph
+from ._array import SyncedArray
+from .array_family import HOST
 from ._variable import Variable, VarNode, variable_of
 from .auto_forward import STATE as _AUTO
 
@@ -19,7 +21,7 @@ def call(func, inputs, n_outputs, outputs):
     out_nodes = [VarNode((), need_grad) for _ in range(n)]
     func.in_nodes = in_nodes
     func.out_refs = [weakref.ref(o) for o in out_nodes]
-    func.family = "cpu"
+    func.family = HOST          # PythonFunctions read and write .d/.g: host arrays
     outs = [variable_of(o) for o in out_nodes]
     func.setup_impl(list(inputs), outs)
     _graph.link(func, in_nodes, out_nodes)
@@ -45,8 +47,8 @@ def run_backward(func, propagate_down, state):
             continue
         if node is state.root:
             saved = node.grad
-            tmp = type(saved)(saved.shape)
-            tmp.set(state.seed.astype(saved.dtype, copy=True))
+            tmp = SyncedArray(saved.shape, saved.dtype)
+            tmp.set(HOST.copy(state.seed.get(saved.dtype, HOST)))
             node.grad = tmp
             swapped.append((node, saved))
         elif id(node) not in state.written:

@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from ._array import F32, SyncedArray
+from .array_family import HOST
 from ._nd_array import NdArray, _install_operators
 
 
@@ -139,7 +140,7 @@ class Variable:
     def d(self):
         """The data as a numpy array (a reference: writing into it changes the variable)."""
         a = self._node.data
-        return a.cast(a.dtype, "cpu")
+        return a.cast(a.dtype, HOST)
 
     @d.setter
     def d(self, value):
@@ -149,7 +150,7 @@ class Variable:
     def g(self):
         """The gradient as a numpy array (a reference)."""
         a = self._node.grad
-        return a.cast(a.dtype, "cpu")
+        return a.cast(a.dtype, HOST)
 
     @g.setter
     def g(self, value):

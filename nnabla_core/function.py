@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import weakref
 
-import numpy as np
-
-from ._array import F16, F32, I64, SyncedArray
-
-_ndarray = np.ndarray
+from . import _execute
+from ._array import SyncedArray
 
 
 class FunctionInfo:
@@ -51,7 +48,7 @@ class Function:
         self._name = None
         self._before_forward = None     # mutated inputs saved by setup_recompute
         if plan is None:
-            plan = dtype_plan(spec, len(in_nodes), len(out_nodes), binding.type_config)
+            plan = _execute.dtype_plan(spec, len(in_nodes), len(out_nodes), binding.type_config)
         self.in_dtypes, self.out_dtypes, self.grad_dtype = plan
 
     # -- the public surface ---------------------------------------------------------------
@@ -101,7 +98,7 @@ class Function:
         shapes = [None if v is None else v.shape for v in self._expand(inputs)]
         args, out_shapes = infer(self.spec, shapes, dict(self._args), len(outputs))
         if shapes != list(self.kernel.in_shapes):
-            self.kernel = new_kernel(self.binding, self.spec, args, shapes, out_shapes)
+            self.kernel = _execute.new_kernel(self.binding, self.spec, args, shapes, out_shapes)
         for v, shape in zip(outputs, out_shapes):
             if v.shape != shape:
                 v.reset_shape(shape, force=True)
@@ -121,19 +118,7 @@ class Function:
 
     def forward(self, inputs, outputs):
         """Run the kernel on the data of ``inputs``, writing the data of ``outputs``."""
-        self._store(outputs, self.kernel.forward(self._gather(inputs)))
-
-    def _gather(self, inputs):
-        xs = [None if v is None else
-              v._node.data.get(v._node.data.dtype if dt is None else dt, self.family)
-              for v, dt in zip(self._expand(inputs), self.in_dtypes)]
-        return through_half(xs) if self.grad_dtype is F16 else xs
-
-    def _store(self, outputs, ys):
-        fam = self.family
-        for v, y, dt in zip(outputs, ys, self.out_dtypes):
-            y = np.asarray(y) if fam == "cpu" else y
-            v._node.data.set(y.astype(dt) if y.dtype.kind == "f" and y.dtype != dt else y, fam)
+        _execute.forward(self, _data_of(self._expand(inputs)), _data_of(outputs))
 
     def backward(self, inputs, outputs, accum=None):
         """Back-propagate ``outputs``' grads into ``inputs``' grads.
@@ -144,20 +129,15 @@ class Function:
         fam = self.family
         accum = [True] * len(inputs) if accum is None else list(accum)
         full = self._expand(inputs)
-        xs = self._gather(full)
-        ys = [v._node.data.get(v._node.data.dtype, fam) for v in outputs]
-        dys = [v._node.grad.get(F32, fam) for v in outputs]
+        xs = _execute.gather(self, _data_of(full))
+        ys = [_execute.read(v._node.data, None, fam) for v in outputs]
+        dys = [v._node.grad.get(_execute.F32, fam) for v in outputs]
         pd = [v is not None and v.need_grad for v in full]
-        grads = self.kernel.backward(xs, ys, dys, pd)
+        grads = _execute.backward(self, xs, ys, dys, pd)
         given = [(v, g) for v, g in zip(full, grads) if v is not None]
         for (v, g), add in zip(given, accum):
-            if g is None or not v.need_grad:
-                continue
-            g = np.asarray(g, dtype=F32).reshape(v.shape)
-            grad = v._node.grad
-            total = (grad.get(F32, fam) + g) if add else g.copy()
-            # numpy turns the sum of two 0-d arrays into a scalar; a grad stays an array
-            grad.set(np.asarray(total) if isinstance(total, np.generic) else total, fam)
+            if g is not None and v.need_grad:
+                _execute.accumulate(fam, v._node.grad, g, add, self.grad_dtype, dys)
 
     def grad_depends_output_data(self, i, o):
         return o in self.spec.needed_outputs(len(self.out_refs))
@@ -184,8 +164,9 @@ class Function:
 
         (Stochastic kernels keep their last draws themselves.)
         """
-        xs = self._gather(inputs)
-        self._before_forward = {i: xs[i].copy() for i in self.spec._mutated
+        fam = self.family
+        xs = _execute.gather(self, _data_of(self._expand(inputs)))
+        self._before_forward = {i: fam.copy(xs[i]) for i in self.spec._mutated
                                 if xs[i] is not None}
 
     def recompute(self, inputs, outputs):
@@ -195,13 +176,18 @@ class Function:
         recomputation reproduces outputs, it is not a second training step; it starts
         from their values saved by ``setup_recompute``, when that was called.
         """
-        xs = self._gather(inputs)
+        fam = self.family
+        ins = _data_of(self._expand(inputs))
+        xs = [None if a is None else _execute.read(a, dt, fam)
+              for a, dt in zip(ins, self.in_dtypes)]
+        if self.grad_dtype is _execute.F16:
+            xs = _execute.through_half(fam, xs)
         saved = self._before_forward or {}
         for i in self.spec._mutated:
             if xs[i] is not None:
-                xs[i] = saved[i].copy() if i in saved else xs[i].copy()
-        replay = getattr(self.kernel, "recompute", None)
-        self._store(outputs, replay(xs) if replay is not None else self.kernel.forward(xs))
+                xs[i] = fam.copy(saved[i] if i in saved else xs[i])
+        ins = [None if i in self.spec._mutated else a for i, a in enumerate(ins)]
+        _execute.forward(self, ins, _data_of(outputs), replay=True, xs=xs)
 
     def set_active_input_mask(self, mask):
         """Leave out the inputs whose ``mask`` entry is false, in forward and backward.
@@ -225,49 +211,14 @@ class Function:
 
     # -- execution (engine) ---------------------------------------------------------------
     def run_forward(self, replay=False):
-        """Run the kernel; ``replay`` repeats the last draws of a stochastic kernel."""
-        fam = self.family
-        xs = [None if n is None else n.data.get(n.data.dtype if dt is None else dt, fam)
-              for n, dt in zip(self.in_nodes, self.in_dtypes)]
-        if self.grad_dtype is F16:
-            xs = through_half(xs)
-        kernel = self.kernel
-        ys = getattr(kernel, "recompute", kernel.forward)(xs) if replay else kernel.forward(xs)
-        i = 0
-        for y in ys:
-            node = self.out_refs[i]()
-            dt = self.out_dtypes[i]
-            i += 1
-            if node is None:
-                continue
-            if y.__class__ is not _ndarray and fam == "cpu":
-                y = np.asarray(y)
-            ydt = y.dtype
-            if ydt is not dt and ydt != dt and (ydt.kind == "f" or dt.kind != "f"):
-                y = y.astype(dt)      # float outputs take the storage type; indices keep theirs
-            arr = node.data
-            if y.shape != arr.shape:
-                y = self._fix_shape(y, arr.shape)
-                if y.shape != arr.shape:          # a data-dependent output shape
-                    arr.shape = y.shape
-                    node.grad = SyncedArray(y.shape, node.grad.dtype)
-            arr.set(y, fam)
-        if self.spec._mutated:
-            for i in self.spec._mutated:
-                node = self.in_nodes[i]
-                if node is not None and xs[i].dtype != node.data.dtype:
-                    node.data.set(xs[i].astype(node.data.dtype), fam)
-
-    def _fix_shape(self, y, shape):
-        if self.spec.dynamic_shape:
-            return y
-        if y.size != int(np.prod(shape)):
-            raise RuntimeError(f"{self.spec.api_name}: kernel {type(self.kernel).__name__} "
-                               f"returned shape {y.shape}; expected {shape}")
-        return y.reshape(shape)
-
-    def run_backward_kernel(self, xs, ys, dys, propagate_down):
-        return self.kernel.backward(xs, ys, dys, propagate_down)
+        """Run the kernel on the graph's nodes; ``replay`` repeats the last random draws."""
+        outs = [None if n is None else n.data for n in (r() for r in self.out_refs)]
+        resized = _execute.forward(self, [None if n is None else n.data for n in self.in_nodes],
+                                   outs, replay)
+        if resized:                   # a data-dependent output shape: the grad follows
+            for i in resized:
+                node = self.out_refs[i]()
+                node.grad = SyncedArray(node.data.shape, node.grad.dtype)
 
 
 class _MaskedKernel:
@@ -296,44 +247,9 @@ class _MaskedKernel:
         return [next(grads) if m else None for m in self.mask]
 
 
-def through_half(xs):
-    """Float inputs as a half kernel sees them: rounded to float16, computed in float32."""
-    return [x.astype(F16).astype(F32) if x is not None and x.dtype == F32 else x for x in xs]
-
-
-def new_kernel(binding, spec, args, in_shapes, out_shapes):
-    """Construct ``binding``'s kernel; under ``half`` it learns the storage type (a kernel
-    that fuses several functions rounds between stages, as the separate functions do)."""
-    kernel = binding.kernel(spec, args, in_shapes, out_shapes)
-    if binding.type_config == "half":
-        kernel.storage_dtype = F16
-    return kernel
-
-
-_dtype_plans = {}
-
-
-def dtype_plan(spec, n_inputs, n_outputs, type_config):
-    """(input compute dtypes, output storage dtypes, grad storage dtype), memoised.
-
-    Kernels compute in float32 (int64 for integer inputs); ``half`` stores
-    outputs and gradients as float16.
-    """
-    key = (spec.name, n_inputs, n_outputs, type_config)
-    plan = _dtype_plans.get(key)
-    if plan is None:
-        store = F16 if type_config == "half" else F32
-        integer = {i for i, inp in enumerate(spec.inputs) if inp.integer}
-        stored = {i for i, inp in enumerate(spec.inputs) if inp.stored_dtype}
-        # None: the dtype the input is stored in (Input.stored_dtype)
-        ins = [None if i in stored else I64 if i in integer and not spec.variadic_input
-               else F32 for i in range(n_inputs)]
-        outs = []
-        for i in range(n_outputs):
-            out = spec.outputs[min(i, len(spec.outputs) - 1)]
-            outs.append(np.dtype(out.dtype) if out.dtype else store)
-        plan = _dtype_plans[key] = (ins, outs, store)
-    return plan
+def _data_of(variables):
+    """The data arrays of ``variables`` (None stays None)."""
+    return [None if v is None else v._node.data for v in variables]
 
 
 class PythonFunction:

@@ -31,13 +31,13 @@ class SolverState:
 
 
 def _find_rule(type_name, ctx):
-    """The update rule of solver ``type_name`` for context ``ctx``.
+    """``(rule, family)`` of solver ``type_name`` for context ``ctx``.
 
     Raises:
         NotImplementedError: no installed backend of ``ctx`` has the rule.
     """
-    from .plugins import solver_rule
-    return solver_rule(type_name, ctx)
+    from .plugins.resolve import solver_binding
+    return solver_binding(type_name, ctx)
 
 
 def _current_context():
@@ -53,12 +53,12 @@ def _grad_is_zeroing(var):
 _F32 = np.dtype(np.float32)
 
 
-def _f32(array):
-    """The float32 numpy buffer of an NdArray, for writing (the cast NdArray.cast does)."""
+def _f32(array, family):
+    """The float32 buffer of an NdArray in the rule's family, for writing (as NdArray.cast)."""
     synced = array._array
     if synced.dtype is not _F32:
         synced.dtype = _F32
-    return synced.cast(_F32, "cpu")
+    return synced.cast(_F32, family)
 
 
 class Solver:
@@ -90,7 +90,8 @@ class Solver:
         self._init_lr = self._hp[lr_name]
         self._fused = bool(fused_weight_decay)
         self._default_wd = self._wd = np.float32(default_weight_decay)
-        self._rule = _find_rule(type_name, _current_context() if ctx is None else ctx)
+        self._rule, self._family = _find_rule(type_name,
+                                              _current_context() if ctx is None else ctx)
         self._params = OrderedDict()
         self._states = OrderedDict()
 
@@ -301,14 +302,15 @@ class Solver:
             update_pre_hook (callable): called with no argument before each parameter.
             update_post_hook (callable): called with no argument after each parameter.
         """
-        rule = self._rule
+        rule, fam = self._rule, self._family
         hp = dict(self._hp, weight_decay_rate=self._wd, init_lr=self._init_lr)
         try:
             for key, var in self._each_with_grad(update_pre_hook, update_post_hook):
                 state = self._states[key]
                 state.t = min(state.t + 1, STEP_LIMIT)
-                arrays = {name: _f32(v.data) for name, v in state.pstate.items()}
-                rule.update(rule.xp, _f32(var.data), _f32(var.grad), arrays, state.t, hp)
+                arrays = {name: _f32(v.data, fam) for name, v in state.pstate.items()}
+                rule.update(fam.xp, _f32(var.data, fam), _f32(var.grad, fam), arrays, state.t,
+                            hp)
         finally:
             self._wd = self._default_wd
 
@@ -324,29 +326,29 @@ class Solver:
             return
         if decay_rate == 0:
             return
-        ops, xp = self._rule.grad_ops, self._rule.xp
+        ops, fam = self._rule.grad_ops, self._family
         for _, var in self._each_with_grad(pre_hook, post_hook):
-            ops.weight_decay(xp, _f32(var.data), _f32(var.grad), decay_rate)
+            ops.weight_decay(fam.xp, _f32(var.data, fam), _f32(var.grad, fam), decay_rate)
 
     def clip_grad_by_norm(self, clip_norm, pre_hook=None, post_hook=None):
         """Scale each gradient whose L2 norm exceeds ``clip_norm`` down to that norm."""
         clip_norm = np.float32(clip_norm)
         if clip_norm == 0:
             return
-        ops, xp = self._rule.grad_ops, self._rule.xp
+        ops, fam = self._rule.grad_ops, self._family
         for _, var in self._each_with_grad(pre_hook, post_hook):
-            ops.clip_grad_by_norm(xp, _f32(var.grad), clip_norm)
+            ops.clip_grad_by_norm(fam.xp, _f32(var.grad, fam), clip_norm)
 
     def scale_grad(self, scale, pre_hook=None, post_hook=None):
         """Multiply every gradient by ``scale`` (mixed-precision loss scaling)."""
-        ops, xp = self._rule.grad_ops, self._rule.xp
+        ops, fam = self._rule.grad_ops, self._family
         for _, var in self._each_with_grad(pre_hook, post_hook):
-            ops.scale_grad(xp, _f32(var.grad), np.float32(scale))
+            ops.scale_grad(fam.xp, _f32(var.grad, fam), np.float32(scale))
 
     def _any_grad(self, check_name, pre_hook, post_hook):
-        check, xp = getattr(self._rule.grad_ops, check_name), self._rule.xp
+        check, fam = getattr(self._rule.grad_ops, check_name), self._family
         for _, var in self._each_with_grad(pre_hook, post_hook):
-            if check(xp, var.grad.get_data("r", np.float32)):
+            if check(fam.xp, var.grad._array.get(_F32, fam)):
                 return True
         return False
 

@@ -14,16 +14,16 @@ same entry on the current values, so both agree by construction.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ..function import PythonFunction, dtype_plan
+from .. import _execute
+from .._array import F32
+from ..function import PythonFunction
 
 
 def kernel_for(type_name, in_shapes, args, ctx):
-    """A kernel instance of ``type_name`` for ``in_shapes`` (None: omitted input).
+    """An execution call of ``type_name`` for ``in_shapes`` (None: omitted input).
 
     Returns:
-        (kernel, input compute dtypes, output shapes).
+        (:class:`nnabla._execute.Call`, output shapes).
     """
     from .._graph_api import _setup
     from .._spec import SPECS
@@ -31,9 +31,31 @@ def kernel_for(type_name, in_shapes, args, ctx):
     in_shapes = tuple(None if s is None else tuple(s) for s in in_shapes)
     resolved, out_shapes, binding, plan, kernel = _setup(spec, in_shapes, dict(args), ctx, -1)
     if kernel is None:
-        kernel = binding.kernel(spec, resolved, in_shapes, out_shapes)
-    ins, _, _ = dtype_plan(spec, len(in_shapes), len(out_shapes), binding.type_config)
-    return kernel, ins, out_shapes
+        kernel = _execute.new_kernel(binding, spec, resolved, in_shapes, out_shapes)
+    return _execute.Call(spec, kernel, binding.family, plan), out_shapes
+
+
+def data(v, call, dtype=F32):
+    """The data of Variable ``v`` in ``call``'s family (``dtype`` None: as stored)."""
+    return _execute.read(v._node.data, dtype, call.family)
+
+
+def copy_of_data(v, call):
+    """A float32 copy of ``v``'s data in ``call``'s family (kernels may update it)."""
+    return call.family.copy(data(v, call))
+
+
+def store(call, out, g):
+    """Store gradient ``g`` as the float32 data of Variable ``out``."""
+    _execute.store(call, out._node.data, g, F32)
+
+
+def _leaf(v, need_grad):
+    """A leaf Variable sharing ``v``'s data (no copy, no conversion)."""
+    import nnabla as nn
+    leaf = nn.Variable(v.shape, need_grad=need_grad)
+    leaf._node.data = v._node.data.view(v.shape)
+    return leaf
 
 
 def bind_positional(type_name, positional, keywords):
@@ -87,18 +109,16 @@ class GradFunction(PythonFunction):
         from ..backward_functions import registry
         backward = registry[self.name]
         with nn.auto_forward():
-            ins = [nn.Variable.from_numpy_array(np.array(v.d), need_grad=pd)
-                   for v, pd in zip(inputs, propagate_down)]
-            gys = [nn.Variable.from_numpy_array(np.array(o.g, dtype=np.float32))
-                   for o in outputs]
-            outs = [nn.Variable.from_numpy_array(np.array(o.d)) for o in outputs]
+            ins = [_leaf(v, pd) for v, pd in zip(inputs, propagate_down)]
+            gys = [nn.Variable(o.shape) for o in outputs]
+            for gy, o in zip(gys, outputs):
+                gy._node.data = o._node.grad.view(o.shape)
+            outs = [_leaf(o, False) for o in outputs]
             grads = backward(gys, ins, [v.shape for v in ins], outs,
                              [o.shape for o in outs], **self.args)
         for v, g, pd, add in zip(inputs, grads, propagate_down, accum):
-            if not pd or g is None:
-                continue
-            value = np.asarray(g.d, dtype=np.float32).reshape(v.shape)
-            v.g = v.g + value if add else value
+            if pd and g is not None:
+                _execute.accumulate_from(v._node.grad, g._node.data.view(v.shape), add)
 
 
 class KernelTranspose(GradFunction):
@@ -146,17 +166,17 @@ class KernelTranspose(GradFunction):
 
     def forward_impl(self, inputs, outputs):
         shapes = self._forward_shapes(inputs)
-        kernel, dtypes, out_shapes = kernel_for(self.type_name, shapes, self._args, self.ctx)
+        call, out_shapes = kernel_for(self.type_name, shapes, self._args, self.ctx)
+        fam = call.family
         xs = [None] * self.n_inputs
-        xs[self.wrt] = np.zeros(self.target_shape, np.float32)
+        xs[self.wrt] = _execute.zeros(fam, self.target_shape)
         for pos, v in zip(self.others, inputs[1:]):
-            dtype = dtypes[pos] or v.d.dtype
-            xs[pos] = np.asarray(v.d, dtype=dtype)
-        dys = [np.asarray(inputs[0].d, np.float32).reshape(out_shapes[0])]
-        dys += [np.zeros(s, np.float32) for s in out_shapes[1:]]
+            xs[pos] = data(v, call, call.in_dtypes[pos])
+        dys = [fam.reshape(data(inputs[0], call), out_shapes[0])]
+        dys += [_execute.zeros(fam, s) for s in out_shapes[1:]]
         propagate_down = [i == self.wrt for i in range(self.n_inputs)]
-        grads = kernel.backward(xs, [None] * len(out_shapes), dys, propagate_down)
-        outputs[0].d = np.asarray(grads[self.wrt], np.float32).reshape(self.target_shape)
+        grads = _execute.backward(call, xs, [None] * len(out_shapes), dys, propagate_down)
+        store(call, outputs[0], grads[self.wrt])
 
 
 class DataGrad(KernelTranspose):

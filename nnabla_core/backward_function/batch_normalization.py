@@ -12,10 +12,10 @@ Everything is ``nnabla.functions``, so any order is available.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ._composite import expand
-from ._grad_function import GradFunction, kernel_for
+from .. import _execute
+from ._grad_function import GradFunction, copy_of_data, data, kernel_for, store
 from .normalization import batch_norm
 
 
@@ -112,17 +112,17 @@ class BatchNormalizationBackward(GradFunction):
     def forward_impl(self, inputs, outputs):
         fwd = self._forward_inputs(inputs)
         shapes = [None if v is None else tuple(v.shape) for v in fwd]
-        kernel, _, out_shapes = kernel_for("BatchNormalization", shapes, self._args, self.ctx)
+        call, out_shapes = kernel_for("BatchNormalization", shapes, self._args, self.ctx)
         # Copies: the kernel's forward updates the running statistics in place.
-        xs = [None if v is None else np.array(v.d, dtype=np.float32) for v in fwd]
+        xs = [None if v is None else copy_of_data(v, call) for v in fwd]
         if self._args["batch_stat"]:
-            kernel.forward(xs)
-        dys = [np.asarray(inputs[0].d, np.float32)]
-        dys += [np.zeros(s, np.float32) for s in out_shapes[1:]]
+            call.kernel.forward(xs)
+        dys = [data(inputs[0], call)]
+        dys += [_execute.zeros(call.family, s) for s in out_shapes[1:]]
         propagate_down = [p and i < 3 for i, p in enumerate(self.present)]
-        grads = kernel.backward(xs, [None] * len(out_shapes), dys, propagate_down)
+        grads = _execute.backward(call, xs, [None] * len(out_shapes), dys, propagate_down)
         for out, g in zip(outputs, [g for g, p in zip(grads, propagate_down) if p]):
-            out.d = np.asarray(g, np.float32).reshape(out.shape)
+            store(call, out, g)
 
 
 def _batch_normalization_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes,

@@ -12,9 +12,9 @@ normalization's first-order gradient graph (see :mod:`.batch_normalization`);
 """
 from __future__ import annotations
 
-import numpy as np
 
-from ._grad_function import GradFunction, kernel_for
+from .. import _execute
+from ._grad_function import GradFunction, copy_of_data, data, kernel_for, store
 from ._util import F
 from .batch_normalization import differentiate, first_order
 
@@ -74,20 +74,20 @@ class FusedBatchNormalizationBackward(GradFunction):
         if type_name == "BatchNormalization":
             args.pop("nonlinearity")
             shapes = shapes[:5]
-        kernel, _, out_shapes = kernel_for(type_name, shapes, args, self.ctx)
+        call, out_shapes = kernel_for(type_name, shapes, args, self.ctx)
         # Copies: the kernel's forward updates the running statistics in place.
-        xs = [np.array(v.d, dtype=np.float32) for v in fwd[:len(shapes)]]
+        xs = [copy_of_data(v, call) for v in fwd[:len(shapes)]]
         if self._args["batch_stat"]:
-            kernel.forward(xs)
-        dy = np.asarray(inputs[0].d, np.float32)
-        dys = [dy] + [np.zeros(s, np.float32) for s in out_shapes[1:]]
-        ys = [np.asarray(inputs[6].d, np.float32)] + [None] * (len(out_shapes) - 1)
+            call.kernel.forward(xs)
+        dy = data(inputs[0], call)
+        dys = [dy] + [_execute.zeros(call.family, s) for s in out_shapes[1:]]
+        ys = [data(inputs[6], call)] + [None] * (len(out_shapes) - 1)
         propagate_down = [True, True, True, False, False] + [True] * (len(shapes) - 5)
-        grads = kernel.backward(xs, ys, dys, propagate_down)
+        grads = _execute.backward(call, xs, ys, dys, propagate_down)
         if type_name == "BatchNormalization" and self.is_add:
-            grads = list(grads[:5]) + [dy]
+            grads = list(grads[:5]) + [call.family.copy(dy)]
         for out, i in zip(outputs, [0, 1, 2, 5]):
-            out.d = np.asarray(grads[i], np.float32).reshape(out.shape)
+            store(call, out, grads[i])
 
 
 def _fused_batch_normalization_backward(grad_outputs, inputs, input_shapes, outputs,

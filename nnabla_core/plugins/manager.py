@@ -20,7 +20,7 @@ import pluggy
 from . import hookspecs
 from .types import PluginRecord
 
-PLUGIN_API_VERSION = (1, 0)
+PLUGIN_API_VERSION = (2, 0)   # 2.0: the core owns Kernel, ArrayFamily and solver Rule
 ENTRY_POINT_GROUP = "nnabla.plugins"
 DISABLE_ENV = "NNABLA_DISABLE_PLUGIN_AUTOLOAD"
 ALLOW_ENV = "NNABLA_PLUGINS"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 
-from .._array import register_family
+from ..array_family import family as _family
+from ..array_family import register_family
+from ..kernel import declines_some_arguments
 from . import REGISTRY, parse_backend
 
 logger = logging.getLogger("nnabla")
@@ -18,7 +20,8 @@ STRICT = [False]
 
 
 class Binding:
-    """The resolved kernel class with its array family and type config."""
+    """The resolved kernel class with its :class:`~nnabla.array_family.ArrayFamily` and
+    type config."""
 
     __slots__ = ("kernel", "family", "type_config", "backend", "checks_args")
 
@@ -27,16 +30,7 @@ class Binding:
         self.family = family
         self.type_config = type_config
         self.backend = backend
-        self.checks_args = "accepts" in _defined_in_subclasses(kernel)
-
-
-def _defined_in_subclasses(cls):
-    names = set()
-    for klass in cls.__mro__[:-1]:
-        if klass.__name__ == "Kernel":
-            break
-        names.update(vars(klass))
-    return names
+        self.checks_args = declines_some_arguments(kernel)
 
 
 def _candidates(type_name, backends):
@@ -52,7 +46,8 @@ def _candidates(type_name, backends):
             table = REGISTRY.kernels.get((backend, type_config), {})
             if type_name in table:
                 ext = REGISTRY.extensions[backend][0]
-                found.append(Binding(table[type_name], ext.family, type_config, backend))
+                found.append(Binding(table[type_name], _family(ext.family), type_config,
+                                     backend))
         _memo[key] = found
     return found
 
@@ -75,7 +70,7 @@ def resolve(spec, args, ctx):
 def _note_fallback(spec, binding, backends):
     first = parse_backend(backends[0])[0]
     first_family = REGISTRY.extensions[first][0].family if first in REGISTRY.extensions else None
-    if binding.family == first_family:
+    if binding.family.name == first_family:
         return
     if STRICT[0]:
         raise NotImplementedError(f"{spec.api_name}: would fall back from '{backends[0]}' to "
@@ -120,8 +115,23 @@ def explain(spec, args, ctx):
 
 
 def family_of_context(ctx):
+    """The :class:`~nnabla.array_family.ArrayFamily` of the first backend of ``ctx``."""
     backend, _ = parse_backend(ctx.backend[0])
     REGISTRY.activate(backend)
     for fam in REGISTRY.families.values():
         register_family(fam)
-    return REGISTRY.extensions[backend][0].family
+    return _family(REGISTRY.extensions[backend][0].family)
+
+
+def solver_binding(type_name, ctx):
+    """``(rule, family)``: solver ``type_name``'s update rule for ``ctx`` (see
+    :func:`nnabla.plugins.solver_rule`) and the array family it updates arrays in."""
+    from . import solver_rule
+    rule = solver_rule(type_name, ctx)
+    for entry in ctx.backend:
+        backend, _ = parse_backend(entry)
+        if REGISTRY.solver_rules.get(backend, {}).get(type_name) is rule:
+            for fam in REGISTRY.families.values():
+                register_family(fam)
+            return rule, _family(REGISTRY.extensions[backend][0].family)
+    raise AssertionError(f"S.{type_name}: the rule found is registered for no backend")

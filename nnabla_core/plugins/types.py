@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from ..array_family import ArrayFamily  # noqa: F401  (the array_classes hook returns these)
 
 
 @dataclass(frozen=True)
@@ -27,17 +27,6 @@ class Extension:
     array_classes: tuple
     module: str
     depends: tuple = ()
-
-
-@dataclass(frozen=True)
-class ArrayFamily:
-    """Arrays of one memory family. ``to_numpy`` / ``from_numpy`` convert; ``xp``
-    is the array namespace kernels of this family use."""
-    name: str
-    to_numpy: Callable
-    from_numpy: Callable
-    xp: object = None
-    zeros: Callable | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import pytest
 
 import nnabla as nn
 import nnabla.functions as F
+import nnabla_ext.toy as toy   # installed by the nox tests session
 from nnabla import plugins
 from nnabla.ext_utils import (explain, get_extension_context, import_extension_module,
                               list_extensions, list_plugins, set_strict_fallback)
@@ -31,7 +32,6 @@ def test_core_contains_no_kernels_and_imports_no_plugin():
 
 
 def test_toy_backend_runs_its_kernels_and_falls_back_to_cpu_with_synchronised_arrays():
-    toy = pytest.importorskip("nnabla_ext.toy")
     toy.CALLS.clear()
     x = nn.Variable.from_numpy_array(np.array([-1.0, 2.0, 3.0]), need_grad=True)
     with nn.context_scope(get_extension_context("toy")):
@@ -46,7 +46,6 @@ def test_toy_backend_runs_its_kernels_and_falls_back_to_cpu_with_synchronised_ar
 
 
 def test_a_kernel_declining_arguments_moves_resolution_to_the_next_backend():
-    toy = pytest.importorskip("nnabla_ext.toy")
     toy.CALLS.clear()
     x = nn.Variable.from_numpy_array(np.ones(3))
     with nn.context_scope(get_extension_context("toy")):
@@ -58,7 +57,6 @@ def test_a_kernel_declining_arguments_moves_resolution_to_the_next_backend():
 
 
 def test_strict_mode_turns_a_device_fallback_into_an_error():
-    pytest.importorskip("nnabla_ext.toy")
     set_strict_fallback(True)
     try:
         with nn.context_scope(get_extension_context("toy")):
@@ -106,7 +104,7 @@ class _FailingAtInfo:
 class _WrongApi:
     @plugins.hookimpl
     def nnabla_plugin_info(self):
-        return plugins.PluginInfo(name="future", version="9.0", api_version=(2, 0))
+        return plugins.PluginInfo(name="future", version="9.0", api_version=(3, 0))
 
     @plugins.hookimpl
     def nnabla_extensions(self):
@@ -117,7 +115,7 @@ def test_broken_in_process_plugins_warn_once_and_are_recorded_as_skipped():
     with pytest.warns(plugins.NnablaPluginWarning, match="boom at load"):
         rec = plugins.register(_FailingAtInfo(), name="failing")
     assert rec.status == "skipped" and "boom" in rec.reason
-    with pytest.warns(plugins.NnablaPluginWarning, match="needs core API 2.0"):
+    with pytest.warns(plugins.NnablaPluginWarning, match="needs core API 3.0"):
         rec = plugins.register(_WrongApi(), name="future")
     assert rec.status == "skipped"
     assert "future" not in list_extensions()

@@ -6,7 +6,7 @@ Offers nnabla's per-extension helpers: :func:`context`, :func:`get_devices`,
 from __future__ import annotations
 
 __version__ = "0.1.0"
-API_VERSION = (1, 0)
+API_VERSION = (2, 0)
 
 
 def context(device_id="", type_config="float", **kw):

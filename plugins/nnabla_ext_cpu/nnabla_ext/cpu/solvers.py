@@ -1,33 +1,22 @@
 """Solver update rules, written once against an array namespace ``xp``.
 
-Every update rule has the signature ``rule(xp, p, g, state, t, hp) -> None``:
-
-- ``p``: the parameter data (float32 array), updated in place.
-- ``g``: its gradient. Rules only read it, except Lars, whose fused weight decay
-  adds ``wd * p`` to the gradient in place, as nnabla does.
-- ``state``: dict from nnabla's state name (``'mean'``, ``'var'``, ...) to an array
-  of the parameter's shape, updated in place.
-- ``t``: the step count of this parameter *after* this update's increment (1 on
-  the first update).
-- ``hp``: the solver's hyper-parameters keyed by nnabla's argument names
-  (float32 scalars; flags stay ``bool``), plus ``'weight_decay_rate'`` (the fused
-  decay rate in force for this update) and ``'init_lr'`` (the learning rate given
-  at construction).
+Every update rule is ``rule(xp, p, g, state, t, hp) -> None``, as
+:mod:`nnabla.solver_rule` specifies.
 
 Scalar factors that nnabla computes in double precision (powers of the betas) are
 computed with Python floats and rounded to float32 where nnabla rounds them.
 
-``RULES`` maps nnabla's solver type name to a :class:`Rule`: the update function,
-the states to allocate (zero-filled, the parameter's shape) and the gradient
-helpers the core uses for ``weight_decay``, ``clip_grad_by_norm``, ``scale_grad``
-and the inf/nan checks.
+``RULES`` maps nnabla's solver type name to a :class:`nnabla.solver_rule.Rule` (the
+contract is documented there); every function here is written against ``xp``, so
+another backend may register them with its own namespace.
 """
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
-
 import numpy as np
+
+from nnabla.solver_rule import GradOps
+from nnabla.solver_rule import Rule as _Rule
 
 
 def weight_decay(xp, p, g, rate):
@@ -63,34 +52,13 @@ def has_inf_or_nan(xp, g):
     return not bool(xp.isfinite(g).all())
 
 
-class GradOps(NamedTuple):
-    """The gradient helpers a backend provides to the solver core."""
-
-    weight_decay: Callable = weight_decay
-    clip_grad_by_norm: Callable = clip_grad_by_norm
-    scale_grad: Callable = scale_grad
-    has_inf: Callable = has_inf
-    has_nan: Callable = has_nan
-    has_inf_or_nan: Callable = has_inf_or_nan
+GRAD_OPS = GradOps(weight_decay, clip_grad_by_norm, scale_grad, has_inf, has_nan,
+                   has_inf_or_nan)
 
 
-class Rule(NamedTuple):
-    """One solver's update kernel on one backend.
-
-    Attributes:
-        update: ``update(xp, p, g, state, t, hp) -> None`` (see the module doc).
-        states: names of the state arrays always allocated.
-        optional_states: ``(state name, hyper-parameter flag)`` pairs; the state is
-            allocated only when ``hp[flag]`` is true.
-        xp: the array namespace the arrays belong to.
-        grad_ops: the gradient helpers.
-    """
-
-    update: Callable
-    states: tuple = ()
-    optional_states: tuple = ()
-    xp: object = np
-    grad_ops: GradOps = GradOps()
+def Rule(update, states=(), optional_states=()):  # noqa: N802 - reads as the core's Rule
+    """The core's :class:`nnabla.solver_rule.Rule` with this module's gradient helpers."""
+    return _Rule(update, states, optional_states, GRAD_OPS)
 
 
 def _f32(x):

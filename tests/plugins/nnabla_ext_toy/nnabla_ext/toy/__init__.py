@@ -34,17 +34,22 @@ class ToyArray:
     def copy(self):
         return ToyArray(self.value)
 
-    def __add__(self, other):
-        return ToyArray(self.value + _raw(other))
-
-
-def _raw(v):
-    return v.value if isinstance(v, ToyArray) else v
-
 
 class xp:
-    """The array namespace of the toy family."""
+    """The array namespace of the toy family (what the family's defaults call)."""
     ndarray = ToyArray
+
+    @staticmethod
+    def zeros(shape, dtype):
+        return ToyArray(np.zeros(shape, dtype))
+
+    @staticmethod
+    def full(shape, value, dtype):
+        return ToyArray(np.full(shape, value, dtype))
+
+    @staticmethod
+    def asarray(a):
+        return ToyArray(np.asarray(a))
 
 
 def context(device_id="0", type_config="float", **kw):

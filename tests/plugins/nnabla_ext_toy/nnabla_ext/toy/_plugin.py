@@ -1,14 +1,15 @@
 """Hooks of the toy backend."""
 import numpy as np
 
-from nnabla.plugins import ArrayFamily, Extension, KernelSet, PluginInfo, hookimpl
+from nnabla.array_family import ArrayFamily
+from nnabla.plugins import Extension, KernelSet, PluginInfo, hookimpl
 
 from . import ToyArray, __version__, xp
 
 
 @hookimpl
 def nnabla_plugin_info():
-    return PluginInfo(name="toy", version=__version__, api_version=(1, 0))
+    return PluginInfo(name="toy", version=__version__, api_version=(2, 0))
 
 
 @hookimpl
@@ -19,8 +20,9 @@ def nnabla_extensions():
 
 @hookimpl
 def nnabla_array_classes():
-    return [ArrayFamily(name="toy", to_numpy=lambda a: np.asarray(a.value),
-                        from_numpy=ToyArray, xp=xp)]
+    return [ArrayFamily("toy", array_type=ToyArray, xp=xp,
+                        to_numpy=lambda a: np.array(a.value), from_numpy=ToyArray,
+                        add=lambda a, b: ToyArray(a.value + b.value))]
 
 
 @hookimpl

@@ -1,0 +1,210 @@
+"""Execution: the only place that gathers inputs, runs kernels, stores outputs and
+accumulates gradients.
+
+Everything here works on :class:`~nnabla._array.SyncedArray` objects and the bound
+backend's :class:`~nnabla.array_family.ArrayFamily`; nothing assumes numpy. The static
+plan, auto-forward, imperative calls, ``Function.forward/backward``, ``nn.grad``'s kernel
+gradient nodes, PythonFunction glue and the solvers all call these functions.
+
+A "call" below is anything with the attributes ``spec``, ``kernel``, ``family``,
+``in_dtypes``, ``out_dtypes`` and ``grad_dtype`` (a :class:`~nnabla.function.Function`
+or an imperative :class:`Call`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._array import F16, F32, I64, SyncedArray
+from .array_family import HOST
+
+__all__ = ["Call", "new_kernel", "dtype_plan", "gather", "forward", "store", "accumulate",
+           "zeros", "read"]
+
+
+class Call:
+    """An imperative call: a kernel bound to a family and a dtype plan, no graph node."""
+
+    __slots__ = ("spec", "kernel", "family", "in_dtypes", "out_dtypes", "grad_dtype")
+
+    def __init__(self, spec, kernel, family, plan):
+        self.spec = spec
+        self.kernel = kernel
+        self.family = family
+        self.in_dtypes, self.out_dtypes, self.grad_dtype = plan
+
+
+def new_kernel(binding, spec, args, in_shapes, out_shapes):
+    """Construct ``binding``'s kernel with its family's ``xp`` and, under ``half``, the
+    storage type (a kernel fusing several functions rounds between stages to it)."""
+    cls = binding.kernel
+    kernel = cls.__new__(cls)
+    kernel.xp = binding.family.xp
+    if binding.type_config == "half":
+        kernel.storage_dtype = F16
+    kernel.__init__(spec, args, in_shapes, out_shapes)
+    return kernel
+
+
+_dtype_plans = {}
+
+
+def dtype_plan(spec, n_inputs, n_outputs, type_config):
+    """(input compute dtypes, output storage dtypes, grad storage dtype), memoised.
+
+    Kernels compute in float32 (int64 for integer inputs; ``None``: the dtype the input
+    is stored in); ``half`` stores float outputs and gradients as float16.
+    """
+    key = (spec.name, n_inputs, n_outputs, type_config)
+    plan = _dtype_plans.get(key)
+    if plan is None:
+        store = F16 if type_config == "half" else F32
+        integer = {i for i, inp in enumerate(spec.inputs) if inp.integer}
+        stored = {i for i, inp in enumerate(spec.inputs) if inp.stored_dtype}
+        ins = [None if i in stored else I64 if i in integer and not spec.variadic_input
+               else F32 for i in range(n_inputs)]
+        outs = []
+        for i in range(n_outputs):
+            out = spec.outputs[min(i, len(spec.outputs) - 1)]
+            outs.append(np.dtype(out.dtype) if out.dtype else store)
+        plan = _dtype_plans[key] = (ins, outs, store)
+    return plan
+
+
+# -- inputs ----------------------------------------------------------------------------------
+def read(synced, dtype, family):
+    """A head of ``synced`` for reading, in ``dtype`` (None: the dtype it is stored in)."""
+    return synced.get(synced.dtype if dtype is None else dtype, family)
+
+
+def gather(call, arrays):
+    """The kernel inputs of ``call`` from ``arrays`` (SyncedArray or None per input).
+
+    Inputs the function updates in place come as writable heads (every other head of
+    them is dropped, so a later read anywhere sees the update). Under ``half``, float
+    inputs are rounded to float16 and computed in float32, as nnabla's half kernels do.
+    """
+    fam = call.family
+    xs = [None if a is None else a.get(a.dtype if dt is None else dt, fam)
+          for a, dt in zip(arrays, call.in_dtypes)]
+    mutated = call.spec._mutated
+    if mutated:
+        for i in mutated:
+            a = arrays[i] if i < len(arrays) else None
+            if a is not None and xs[i].dtype == a.dtype:
+                xs[i] = a.cast(a.dtype, fam)
+    if call.grad_dtype is F16:
+        xs = through_half(fam, xs)
+    return xs
+
+
+def through_half(fam, xs):
+    """Float32 inputs rounded to float16 and back (how a half kernel sees them)."""
+    return [fam.astype(fam.astype(x, F16), F32) if x is not None and x.dtype == F32 else x
+            for x in xs]
+
+
+def write_back(call, arrays, xs):
+    """Store inputs a kernel updated in a compute type other than their storage type."""
+    fam = call.family
+    for i in call.spec._mutated:
+        a = arrays[i] if i < len(arrays) else None
+        if a is not None and xs[i].dtype != a.dtype:
+            a.set(fam.astype(xs[i], a.dtype), fam)
+
+
+# -- forward ---------------------------------------------------------------------------------
+def forward(call, ins, outs, replay=False, xs=None):
+    """Run ``call``'s kernel forward on ``ins`` and store into ``outs`` (None: dropped).
+
+    ``replay`` repeats a stochastic kernel's last draws (``recompute``). ``xs`` are
+    prepared inputs, when the caller must start from saved values. Returns the list of
+    output shapes that differed from the arrays' (data-dependent shapes), else None.
+    """
+    if xs is None:
+        xs = gather(call, ins)
+    kernel = call.kernel
+    ys = kernel.recompute(xs) if replay else kernel.forward(xs)
+    resized = None
+    for i, (arr, y) in enumerate(zip(outs, ys)):
+        if arr is not None and store(call, arr, y, call.out_dtypes[i]):
+            resized = resized or []
+            resized.append(i)
+    if call.spec._mutated:
+        write_back(call, ins, xs)
+    return resized
+
+
+def store(call, arr, y, dtype):
+    """Store kernel output ``y`` into ``arr`` in storage type ``dtype``; True if the
+    array took a new (data-dependent) shape."""
+    fam = call.family
+    if y.__class__ is not fam.array_type and not fam.owns(y):
+        y = fam.asarray(y)        # a numpy scalar or a foreign array a kernel returned
+    ydt = y.dtype
+    # float outputs take the storage type; integer outputs keep theirs
+    if ydt is not dtype and ydt != dtype and (ydt.kind == "f" or dtype.kind != "f"):
+        y = fam.astype(y, dtype)
+    resized = False
+    if y.shape != arr.shape:
+        y = fix_shape(call, fam, y, arr.shape)
+        if y.shape != arr.shape:
+            arr.shape = tuple(y.shape)
+            resized = True
+    arr.set(y, fam)
+    return resized
+
+
+def fix_shape(call, fam, y, shape):
+    if call.spec.dynamic_shape:
+        return y
+    if int(np.prod(y.shape)) != int(np.prod(shape)):
+        raise RuntimeError(f"{call.spec.api_name}: kernel {type(call.kernel).__name__} "
+                           f"returned shape {tuple(y.shape)}; expected {shape}")
+    return fam.reshape(y, shape)
+
+
+# -- backward --------------------------------------------------------------------------------
+def zeros(fam, shape):
+    """A float32 zero gradient of ``shape`` in family ``fam``."""
+    return fam.zeros(tuple(shape), F32)
+
+
+def backward(call, xs, ys, dys, propagate_down):
+    """Run ``call``'s kernel backward; returns one gradient (or None) per input."""
+    return call.kernel.backward(xs, ys, dys, propagate_down)
+
+
+def accumulate(fam, grad, g, add, dtype, protect=()):
+    """Write gradient ``g`` (an array of family ``fam``) into ``grad`` (a SyncedArray) in
+    storage type ``dtype``: add to what it holds when ``add``, else overwrite.
+    ``protect`` lists arrays ``g`` must not alias (the kernel may have returned one of
+    its inputs, e.g. ``dy`` itself)."""
+    if g.__class__ is not fam.array_type and not fam.owns(g):
+        g = fam.asarray(g)
+    if g.shape != grad.shape:
+        g = fam.reshape(g, grad.shape)
+    if add and (grad.heads or grad.fill_value not in (None, 0)):
+        new = fam.add(grad.get(F32, fam), g)
+    elif fam.is_view(g) or any(g is d for d in protect):
+        new = fam.copy(g)
+    else:
+        new = g
+    if new.dtype != dtype:
+        new = fam.astype(new, dtype)
+    grad.set(new, fam)
+
+
+def accumulate_from(grad, src, add):
+    """Add (``add``) or copy the values of SyncedArray ``src`` into SyncedArray ``grad``,
+    in the family ``src`` holds them in."""
+    if not src.heads:
+        src.get(F32, HOST)         # a lazily filled array: materialise it
+    (fam, _), head = next(iter(src.heads.items()))
+    accumulate(fam, grad, head, add, grad.dtype, protect=(head,))
+
+
+def output_seed(shape, value):
+    """A gradient array of ``shape`` filled lazily with ``value`` (backward's seed)."""
+    seed = SyncedArray(shape, F32)
+    seed.fill(value)
+    return seed
