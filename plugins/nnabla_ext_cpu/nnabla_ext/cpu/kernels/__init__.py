@@ -6,7 +6,7 @@ backend); ``CPU_KERNELS`` starts from it and overrides entries with native
 """
 from __future__ import annotations
 
-from nnabla._modules import category_modules
+import importlib
 
 CATEGORY_MODULES = (
     "arithmetic", "math", "activation", "neural_network", "normalization", "reduction",
@@ -25,7 +25,8 @@ STATELESS_MODULES = ("arithmetic", "math", "activation", "logical")
 
 def _collect():
     table = {}
-    for name, module in category_modules(__name__, CATEGORY_MODULES):
+    for name in CATEGORY_MODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
         if name in STATELESS_MODULES:
             for cls in module.KERNELS.values():
                 cls.shareable = True

@@ -20,7 +20,7 @@ from ._base import Kernel, unbroadcast
 
 class Einsum(Kernel):
     def setup(self):
-        from nnabla._spec.array_extra import parse_einsum
+        from nnabla.function_spec import parse_einsum
         self.terms, self.out, self.sizes = parse_einsum(self.spec, self.equation,
                                                         self.in_shapes)
         self.expanded = ",".join(self.terms) + "->" + self.out

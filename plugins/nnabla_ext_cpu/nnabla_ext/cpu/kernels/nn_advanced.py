@@ -16,8 +16,7 @@ from .neural_network import _offsets, _pool_pad, _pool_taps, max_pool, max_pool_
 
 def sub_kernel(name, in_shapes, **args):
     """A kernel of this backend for function ``name`` on ``in_shapes``: (kernel, y shape)."""
-    from nnabla._spec import SPECS
-    from nnabla._spec.binding import bind_args, infer
+    from nnabla.function_spec import SPECS, bind_args, infer
 
     from . import CPU_KERNELS  # imported late: the table is built from this module
     spec = SPECS[name]

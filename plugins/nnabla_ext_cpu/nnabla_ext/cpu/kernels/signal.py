@@ -7,7 +7,7 @@ the other one, as nnabla uses them for higher-order gradients.
 """
 from __future__ import annotations
 
-from nnabla._spec.signal import inverse_window_sum, window_function
+from nnabla.function_spec import inverse_window_sum, window_function
 
 from ._base import Kernel
 

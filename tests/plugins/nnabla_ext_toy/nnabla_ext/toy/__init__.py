@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 CALLS = []          # names of the toy kernels that ran (tests read this)
 
 
