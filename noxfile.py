@@ -15,7 +15,8 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 CORE = ROOT
 CPU = os.path.join(ROOT, "plugins", "nnabla_ext_cpu")
 TOY = os.path.join(ROOT, "tests", "plugins", "nnabla_ext_toy")
-TEST_DEPS = ["pytest>=7.4", "scipy>=1.10", "scikit-learn>=1.2", "grpcio-tools"]
+TEST_DEPS = ["pytest>=7.4", "scipy>=1.10", "scikit-learn>=1.2", "grpcio-tools",
+             "matplotlib>=3.5", "pillow>=9.1"]
 
 
 def _install(session, *extra):

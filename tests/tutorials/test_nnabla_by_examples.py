@@ -11,8 +11,6 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 
-from tutorial_known_bugs import xfail_missing
-
 
 def logreg_forward(x):
     with nn.parameter_scope("affine1"):
@@ -389,7 +387,6 @@ def test_siamese_network_reuses_saved_cnn_parameters_and_trains_only_the_embeddi
     assert embed.shape == (512, 2) and np.all(np.isfinite(embed.d))
 
 
-@xfail_missing("nnabla.monitor")
 def test_tutorial_import_cell_finds_tile_images_in_nnabla_monitor(data):
     from nnabla.monitor import tile_images
     img, label = data.next()
