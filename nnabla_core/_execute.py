@@ -208,3 +208,45 @@ def output_seed(shape, value):
     seed = SyncedArray(shape, F32)
     seed.fill(value)
     return seed
+
+
+# -- static plans ----------------------------------------------------------------------------
+def forward_runner(f):
+    """A no-argument callable running graph function ``f``'s forward on its nodes.
+
+    Built once per execution plan, it binds everything that depends only on the graph
+    (kernel, family, dtypes, nodes), so a static forward pass is a flat loop of these
+    calls. Functions needing the general path (Python functions, in-place input updates,
+    half storage, data-dependent shapes) get ``f.run_forward``.
+    """
+    if f.python:
+        return lambda: f.forward_impl(f.inputs, f.outputs)
+    spec = f.spec
+    if spec._mutated or f.grad_dtype is F16 or spec.dynamic_shape:
+        return f.run_forward
+    fam, fwd = f.family, f.kernel.forward
+    ins = tuple(zip(f.in_nodes, f.in_dtypes))
+    outs = tuple(zip(f.out_refs, f.out_dtypes))
+    array_type = fam.array_type
+
+    def run():
+        xs = []
+        for node, dtype in ins:
+            if node is None:
+                xs.append(None)
+                continue
+            a = node.data
+            if dtype is None:
+                dtype = a.dtype
+            head = a.heads.get((fam, dtype))
+            xs.append(head if head is not None else a.get(dtype, fam))
+        for (ref, dtype), y in zip(outs, fwd(xs)):
+            node = ref()
+            if node is None:
+                continue
+            arr = node.data
+            if y.__class__ is array_type and y.dtype is dtype and y.shape == arr.shape:
+                arr.set(y, fam)
+            else:
+                store(f, arr, y, dtype)
+    return run

@@ -76,6 +76,14 @@ class Plan:
         self.roots = roots
         self.functions = functions
         self.releases = {}
+        self._runners = None
+
+    @property
+    def runners(self):
+        """One forward callable per function (see ``_execute.forward_runner``)."""
+        if self._runners is None:
+            self._runners = [_execute.forward_runner(f) for f in self.functions]
+        return self._runners
 
     def release_schedule(self, mode):
         if mode not in self.releases:
@@ -195,20 +203,15 @@ def _forward(roots, clear_buffer, clear_no_need_grad, pre_hook, post_hook):
     functions = plan.functions
     mode = "all" if clear_buffer else ("no_need_grad" if clear_no_need_grad else "none")
     sched = plan.release_schedule(mode)
+    runners = plan.runners
     if sched is None and pre_hook is None and post_hook is None:
-        for f in functions:
-            if f.python:
-                _python_forward(f)
-            else:
-                f.run_forward()
+        for run in runners:
+            run()
         return
     for i, f in enumerate(functions):
         if pre_hook is not None:
             pre_hook(f)
-        if f.python:
-            _python_forward(f)
-        else:
-            f.run_forward()
+        runners[i]()
         if post_hook is not None:
             post_hook(f)
         if sched is not None:
@@ -276,7 +279,7 @@ def _backward_steps(plan):
             pd = [False if n is None else (eff.get(id(n), False) if n.parent is not None
                                            else n.need_grad) for n in f.in_nodes]
             if any(pd) and (f.python or f.spec.differentiable):
-                steps.append((f, pd))
+                steps.append((f, pd, _python_backward if f.python else _backward_runner(f, pd)))
         plan.releases["backward"] = steps
     return steps
 
@@ -287,14 +290,15 @@ def _backward(root, grad, clear_buffer, communicator_callbacks, pre_hook, post_h
         return
     state = _Pass(root, _seed(root, grad))
     callbacks = _as_list(communicator_callbacks)
-    for f, pd in _backward_steps(plan):
+    steps = _backward_steps(plan)
+    if not (callbacks or clear_buffer or pre_hook or post_hook):
+        for f, pd, run in steps:
+            run(state) if run is not _python_backward else run(f, pd, state)
+        return
+    for f, pd, run in steps:
         if pre_hook is not None:
             pre_hook(f)
-        if f.python:
-            from ._python_function import run_backward
-            run_backward(f, pd, state)
-        else:
-            _run_backward(f, pd, state)
+        run(state) if run is not _python_backward else run(f, pd, state)
         if post_hook is not None:
             post_hook(f)
         for cb in callbacks:
@@ -315,6 +319,9 @@ def _as_list(callbacks):
 
 def _read_data(f, node, what, dtype=F32):
     arr = node.data
+    head = arr.heads.get((f.family, arr.dtype if dtype is None else dtype))
+    if head is not None:
+        return head
     if not arr.heads and arr.fill_value is None and arr.clear_called and node.recompute:
         recompute(node)
     if not arr.heads and arr.fill_value is None and arr.clear_called:
@@ -337,51 +344,66 @@ def recompute(node):
         f.run_forward(replay=True)
 
 
-def output_grad(state, node, family):
-    if node is state.root:
-        return state.seed.get(F32, family)
-    if id(node) in state.written:
-        return node.grad.get(F32, family)
-    return None
+def _python_backward(f, pd, state):
+    from ._python_function import run_backward
+    run_backward(f, pd, state)
 
 
-def _run_backward(f, pd, state):
-    spec, fam = f.spec, f.family
+def _backward_runner(f, pd):
+    """A callable ``run(state)`` doing ``f``'s step of a backward pass.
+
+    Built once per plan: it binds which inputs and outputs the backward reads (the
+    spec's ``backward_needs``), which inputs receive gradients, the kernel and the family,
+    so a pass is a flat loop of these calls. Leaves accumulate across passes; an
+    intermediate's first write in a pass overwrites, later ones add.
+    """
+    spec, fam, kernel = f.spec, f.family, f.kernel
     n_in, n_out = len(f.in_nodes), len(f.out_refs)
-    xs = [None] * n_in
-    for i in spec.needed_inputs(n_in):
-        n = f.in_nodes[i]
-        if n is not None:
-            xs[i] = _read_data(f, n, f"input {i}", f.in_dtypes[i])
-    if f.grad_dtype is _execute.F16:
-        xs = _execute.through_half(fam, xs)
-    outs = [r() for r in f.out_refs]
-    ys = [None] * n_out
-    for o in spec.needed_outputs(n_out):
-        if outs[o] is not None:
-            ys[o] = _read_data(f, outs[o], f"output {o}")
-    dys = []
-    for o, n in enumerate(outs):
-        g = None if n is None else output_grad(state, n, fam)
-        if g is None:
-            # The node's own shape: outputs sized by the data differ from the inferred one.
-            g = _execute.zeros(fam, f.kernel.out_shapes[o] if n is None else n.data.shape)
-        dys.append(g)
-    grads = _execute.backward(f, xs, ys, dys, pd)
-    if f.kernel.keeps_input_grads:
-        # F.sink(one_input_grad=False): the gradients already held by the inputs are the
-        # ones this pass propagates from them.
-        for i, n in enumerate(f.in_nodes):
-            if pd[i] and n is not None:
-                state.written.add(id(n))
-        return
-    for i, g in enumerate(grads):
-        if g is not None and pd[i]:
-            node = f.in_nodes[i]
-            # leaves accumulate across passes; an intermediate's first write overwrites
-            add = node.parent is None or id(node) in state.written
-            _execute.accumulate(fam, node.grad, g, add, f.grad_dtype, dys)
-            state.written.add(id(node))
+    reads = [(i, f.in_nodes[i], f.in_dtypes[i]) for i in spec.needed_inputs(n_in)
+             if f.in_nodes[i] is not None]
+    out_reads = [(o, f.out_refs[o]) for o in spec.needed_outputs(n_out)]
+    outs = list(zip(f.out_refs, kernel.out_shapes))
+    targets = [(i, f.in_nodes[i]) for i in range(n_in) if pd[i] and f.in_nodes[i] is not None]
+    half, grad_dtype, keeps = f.grad_dtype is _execute.F16, f.grad_dtype, kernel.keeps_input_grads
+    backward, accumulate = kernel.backward, _execute.accumulate
+
+    def run(state):
+        xs = [None] * n_in
+        for i, node, dtype in reads:
+            xs[i] = _read_data(f, node, f"input {i}", dtype)
+        if half:
+            xs = _execute.through_half(fam, xs)
+        ys = [None] * n_out
+        for o, ref in out_reads:
+            node = ref()
+            if node is not None:
+                ys[o] = _read_data(f, node, f"output {o}")
+        root, written = state.root, state.written
+        dys = []
+        for ref, shape in outs:
+            node = ref()
+            if node is None:
+                dys.append(_execute.zeros(fam, shape))
+            elif node is root:
+                dys.append(state.seed.get(F32, fam))
+            elif id(node) in written:
+                dys.append(node.grad.get(F32, fam))
+            else:       # the node's own shape: data-sized outputs differ from the inferred one
+                dys.append(_execute.zeros(fam, node.data.shape))
+        grads = backward(xs, ys, dys, pd)
+        if keeps:
+            # F.sink(one_input_grad=False): the gradients already held by the inputs are
+            # the ones this pass propagates from them.
+            written.update(id(node) for _, node in targets)
+            return
+        for i, node in targets:
+            g = grads[i]
+            if g is not None:
+                key = id(node)
+                accumulate(fam, node.grad, g, node.parent is None or key in written,
+                           grad_dtype, dys)
+                written.add(key)
+    return run
 
 
 def _keeps_inputs(f):

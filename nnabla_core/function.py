@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import weakref
 
-from . import _execute
+from . import _execute, _graph
 from ._array import SyncedArray
 
 
@@ -99,6 +99,7 @@ class Function:
         args, out_shapes = infer(self.spec, shapes, dict(self._args), len(outputs))
         if shapes != list(self.kernel.in_shapes):
             self.kernel = _execute.new_kernel(self.binding, self.spec, args, shapes, out_shapes)
+            _graph.bump()         # plans bound the old kernel
         for v, shape in zip(outputs, out_shapes):
             if v.shape != shape:
                 v.reset_shape(shape, force=True)
@@ -205,6 +206,7 @@ class Function:
                              "one active input")
         kernel = getattr(self.kernel, "masked_kernel", self.kernel)
         self.kernel = kernel if all(mask) else _MaskedKernel(kernel, mask)
+        _graph.bump()             # plans bound the old kernel
 
     def __repr__(self):
         return f"<Function {self.spec.name} at {hex(id(self))}>"

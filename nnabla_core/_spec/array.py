@@ -396,7 +396,7 @@ SPECS = [
     _spec("ScatterNd", "scatter_nd", (Input("data"), Input("indices", integer=True),
                                       Input("out", optional=True)),
           (Arg("shape", "ints?", None), Arg("add", "bool", False)), scatter_nd,
-          Needs(inputs=("indices",)),
+          Needs(inputs=("indices",)), mutates=("out",),
           doc="Inverse of gather_nd: writes (or adds) data at indices into zeros or `out`."),
     _spec("ScatterAdd", "scatter_add", (Input("x0"), Input("indices", integer=True),
                                         Input("x1")),
