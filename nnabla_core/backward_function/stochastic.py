@@ -7,8 +7,8 @@ the very mask that produced ``y``, and differentiating again reuses it.
 """
 from __future__ import annotations
 
-import numpy as np
-
+from .. import _execute
+from .._array import F32
 from ._grad_function import GradFunction
 
 
@@ -39,7 +39,8 @@ class DropoutMask(GradFunction):
         if mask is None:
             raise RuntimeError("dropout's gradient needs its mask: run the forward pass of "
                                "F.dropout before its gradient")
-        outputs[0].d = np.asarray(mask, dtype=np.float32).reshape(outputs[0].shape)
+        f = self.dropout        # the mask lives in the dropout kernel's family
+        _execute.store(f, outputs[0]._node.data, f.family.astype(mask, F32), F32)
 
 
 def dropout_of(x):

@@ -45,6 +45,13 @@ class BoxedKernel(Kernel):
         self.spec, self.in_shapes, self.out_shapes = spec, in_shapes, out_shapes
         self.keeps_input_grads = host.keeps_input_grads
 
+    def __getattr__(self, name):
+        """State the host kernel keeps for the core (dropout's mask), boxed."""
+        if "host" not in self.__dict__:
+            raise AttributeError(name)
+        value = getattr(self.__dict__["host"], name)
+        return Box(value) if isinstance(value, np.ndarray) else value
+
     def forward(self, xs):
         CALLS.append(self.spec.name)
         boxes = {}
