@@ -48,10 +48,13 @@ def demo(session):
 
 @nox.session
 def bench(session):
-    """Benchmarks (ours vs nnabla 1.39 when a reference interpreter is available)."""
+    """Benchmarks (ours vs nnabla 1.39 when NNABLA_REFERENCE_PYTHON names an interpreter
+    that has it)."""
     _install(session, "scikit-learn>=1.2")
     args = list(session.posargs)
-    ref = os.environ.get("NNABLA_REFERENCE_PYTHON", "/work/nnabla-ref/bin/python")
-    if os.path.exists(ref) and "--reference-python" not in args:
+    ref = os.environ.get("NNABLA_REFERENCE_PYTHON")
+    if ref and "--reference-python" not in args:
+        if not os.path.exists(ref):
+            session.error(f"NNABLA_REFERENCE_PYTHON={ref} does not exist")
         args += ["--reference-python", ref]
     session.run("python", os.path.join(ROOT, "benchmarks", "run.py"), *args)

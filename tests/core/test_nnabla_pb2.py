@@ -2,7 +2,6 @@
 import importlib.util
 import os
 
-import pytest
 from google.protobuf import descriptor_pb2
 from nnabla.utils import _nnabla_descriptor, nnabla_pb2
 
@@ -19,9 +18,7 @@ def _generator():
 
 
 def test_descriptor_module_is_the_compiled_proto():
-    pytest.importorskip("grpc_tools", reason="grpcio-tools provides protoc")
-    if not os.path.exists(PROTO):
-        pytest.skip("source tree not available")
+    # grpcio-tools (its bundled protoc) is a test dependency: noxfile.py TEST_DEPS
     compiled = descriptor_pb2.FileDescriptorProto.FromString(
         _generator().compile_descriptor(PROTO))
     shipped = descriptor_pb2.FileDescriptorProto.FromString(_nnabla_descriptor.SERIALIZED)

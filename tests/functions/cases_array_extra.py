@@ -158,6 +158,7 @@ CASES = [
          {"batch_first": True}, ref=_pack_ref, id="batch-first"),
     Case("PadPackedSequence", [Normal((10, 2)), Fixed(np.array([5, 3, 1, 1]))], {},
          ref=_pad_ref),
+    # padding_value honoured: a deliberate difference from nnabla 1.39 (README.md)
     Case("PadPackedSequence", [Normal((10,)), Fixed(np.array([5, 3, 1, 1]))],
          {"batch_first": True, "padding_value": -1.0, "total_length": 6}, ref=_pad_ref,
          id="batch-first-total-length"),

@@ -107,6 +107,7 @@ CASES = [
     Case("AffineGrid", [Normal((2, 2, 3))], {"size": (4, 3), "align_corners": True},
          ref=ref_affine_grid, id="2d-align"),
     Case("AffineGrid", [Normal((2, 3, 4))], {"size": (2, 3, 4)}, ref=ref_affine_grid, id="3d"),
+    # a size-1 axis at coordinate 0: a deliberate difference from nnabla 1.39 (README.md)
     Case("AffineGrid", [Normal((1, 2, 3))], {"size": (1, 3)}, ref=ref_affine_grid,
          id="single-row"),
     _warp((2, 2, 4, 5), (3, 4), "linear", "zero", False),

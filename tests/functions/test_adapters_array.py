@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from nnabla._adapters import array as adapters
 
-TSV = pathlib.Path("/work/shared/conformance/nnabla_1.39_signatures.tsv")
+TSV = pathlib.Path(__file__).resolve().parents[1] / "data" / "nnabla_1.39_signatures.tsv"
 
 
 def _var(a, need_grad=True):
@@ -19,7 +19,7 @@ def _nd(a):
     return nn.NdArray.from_numpy_array(np.asarray(a))
 
 
-@pytest.mark.skipif(not TSV.exists(), reason="the conformance table is not available")
+@pytest.mark.conformance
 @pytest.mark.parametrize("name", adapters.__all__)
 def test_adapter_signature_equals_nnabla(name):
     rows = [line.split("\t") for line in TSV.read_text().splitlines()]

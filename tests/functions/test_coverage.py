@@ -1,4 +1,7 @@
-"""Every spec entry has a test case and a CPU kernel; every nnabla 1.39 function exists."""
+"""Every spec entry has a test case and a CPU kernel; the native kernels are built and in the
+CPU table; every nnabla 1.39 function exists."""
+import importlib
+import importlib.machinery
 import pathlib
 
 import pytest
@@ -8,8 +11,11 @@ from all_cases import ALL_CASES
 from nnabla._spec import SPECS
 from nnabla_ext.cpu.kernels import CPU_KERNELS
 
-NAMES = pathlib.Path(__file__).resolve().parents[3] / "shared" / "conformance" / \
-    "nnabla_1.39_function_names.txt"
+# The C++ overrides in nnabla_ext.cpu.kernels.native: without the compiled module the CPU table
+# silently keeps the generic numpy kernels, so a failed build must fail a test.
+NATIVE_OVERRIDES = ("TopKData", "Convolution", "Deconvolution", "DepthwiseConvolution",
+                    "DepthwiseDeconvolution", "MaxPooling", "AveragePooling", "SumPooling")
+NAMES = pathlib.Path(__file__).resolve().parents[1] / "data" / "nnabla_1.39_function_names.txt"
 
 
 def test_every_spec_entry_has_a_case_and_a_cpu_kernel():
@@ -22,9 +28,17 @@ def test_every_registered_kernel_has_a_spec_entry():
     assert sorted(set(CPU_KERNELS) - set(SPECS)) == []
 
 
+def test_native_extension_is_built():
+    compiled = importlib.import_module("nnabla_ext.cpu._native")
+    assert compiled.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)), compiled
+    native = importlib.import_module("nnabla_ext.cpu.kernels.native")
+    assert sorted(native.KERNELS) == sorted(NATIVE_OVERRIDES)
+    generic = [name for name in NATIVE_OVERRIDES if CPU_KERNELS[name] is not native.KERNELS[name]]
+    assert generic == [], "the CPU table runs these on the generic kernels"
+
+
+@pytest.mark.conformance
 def test_every_nnabla_function_name_exists():
-    if not NAMES.exists():
-        pytest.skip("shared/conformance is not beside the checkout")
     names = [line.strip() for line in NAMES.read_text().splitlines()
              if line.strip() and not line.startswith("#")]
     assert len(names) == 230

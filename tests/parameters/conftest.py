@@ -1,4 +1,3 @@
-import nnabla as nn
 import pytest
 from nnabla import parameter
 
@@ -12,10 +11,3 @@ def _fresh_parameters():
     parameter.current_scope = parameter.root_scope
     parameter.clear_parameters()
     parameter.current_no_grad = False
-
-
-@pytest.fixture
-def needs_engine():
-    """Skips a test until nn.Variable (the core graph) is available."""
-    if not hasattr(nn, "Variable"):
-        pytest.skip("nn.Variable is not available yet")

@@ -1,5 +1,6 @@
 """Initializers: values, dtypes, shapes and the random stream they draw from."""
 
+import nnabla as nn
 import nnabla.initializer as I
 import numpy as np
 import pytest
@@ -89,8 +90,6 @@ def test_reprs_show_the_configuration():
 
 
 def test_default_initializers_follow_the_global_parameter_seed():
-    nn = pytest.importorskip("nnabla")
-    pytest.importorskip("nnabla.random")
     initializer = I.UniformInitializer((-1, 1))  # built before seeding: still follows it
     nn.seed(123)
     first = initializer((3, 4))
@@ -101,9 +100,6 @@ def test_default_initializers_follow_the_global_parameter_seed():
 
 
 def test_weight_normalization_scale_is_norm_over_other_axes():
-    nn = pytest.importorskip("nnabla")
-    if not hasattr(nn, "Variable"):
-        pytest.skip("nn.Variable not available yet")
     w_data = np.random.RandomState(0).randn(2, 3, 4).astype(np.float32)
     w = nn.Variable.from_numpy_array(w_data)
     scale = I.WeightNormalizationScaleInitializer(w, dim=1, eps=1e-12)((3,))

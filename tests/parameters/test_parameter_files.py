@@ -17,8 +17,6 @@ from nnabla.parameter import (
     save_parameters,
 )
 
-pytestmark = pytest.mark.usefixtures("needs_engine")
-
 
 def _make_parameters():
     rng = np.random.RandomState(0)

@@ -15,8 +15,6 @@ from nnabla.parameter import (
     set_parameter,
 )
 
-pytestmark = pytest.mark.usefixtures("needs_engine")
-
 
 def test_top_level_names_are_the_parameter_module_functions():
     for name in ["parameter_scope", "get_parameters", "clear_parameters", "save_parameters",

@@ -2,11 +2,9 @@
 
 import nnabla as nn
 import nnabla.functions as F
+import nnabla.parametric_functions as PF
 import numpy as np
 import pytest
-
-pytestmark = pytest.mark.usefixtures("needs_engine")
-PF = pytest.importorskip("nnabla.parametric_functions")
 
 AFFINE_IN, CONV_IN = (2, 6), (2, 4, 5, 5)
 

@@ -186,7 +186,6 @@ def test_unknown_extensions_raise(tmp_path):
 
 
 def test_protobuf_states_round_trip(tmp_path):
-    pytest.importorskip("nnabla.utils.nnabla_pb2")
     solver, params = trained("AdaBelief", amsgrad=True)
     path = str(tmp_path / "s.protobuf")
     solver.save_states(path)

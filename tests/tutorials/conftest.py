@@ -1,7 +1,7 @@
 """Shared set-up of the tutorial tests.
 
-Each test runs snippets of the nnabla tutorials (``../shared/reference``) as they are written,
-minus the plotting. The tutorials import a helper module ``tiny_digits``; ours lives in
+Each test runs snippets of the nnabla tutorials (nnabla's published tutorial notebooks) as they
+are written, minus the plotting. The tutorials import a helper module ``tiny_digits``; ours lives in
 ``tests/tutorial_data``. Every test starts from an empty parameter registry, the CPU context,
 static mode, ``np.random.seed(0)`` and a temporary working folder (the tutorials write files).
 """

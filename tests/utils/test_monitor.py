@@ -214,7 +214,7 @@ def test_tile_images_of_the_tutorial_digits_is_72_by_72():
 
 @pytest.fixture
 def pyplot():
-    matplotlib = pytest.importorskip("matplotlib")
+    import matplotlib   # a test dependency: noxfile.py TEST_DEPS
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     plt.figure()

@@ -1,0 +1,37 @@
+"""Where we knowingly differ from nnabla 1.39: README.md, section "Deliberate differences".
+
+Each test states our behaviour and, in a comment, what nnabla 1.39.0 returned for the same call.
+"""
+import nnabla as nn
+import nnabla.functions as F
+import numpy as np
+import pytest
+
+
+def test_pad_packed_sequence_pads_with_padding_value():
+    # README "Deliberate differences": nnabla 1.39 ignores padding_value and pads 0, giving
+    # [[1, 4, 6, 7], [2, 5, 0, 0], [3, 0, 0, 0]] here.
+    packed = nn.Variable.from_numpy_array(np.arange(1, 8, dtype=np.float32))
+    batch_sizes = nn.Variable.from_numpy_array(np.array([3, 2, 1, 1]))
+    padded, lengths = F.pad_packed_sequence(packed, batch_sizes, batch_first=True,
+                                            padding_value=-1.0)
+    nn.forward_all([padded, lengths])
+    np.testing.assert_array_equal(padded.d, [[1, 4, 6, 7], [2, 5, -1, -1], [3, -1, -1, -1]])
+    np.testing.assert_array_equal(lengths.d, [4, 2, 1])
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("size", [(1, 3), (3, 1)])
+def test_affine_grid_puts_a_size_one_axis_at_coordinate_zero(size, align_corners):
+    # README "Deliberate differences": nnabla 1.39 returns NaN for every point of these grids.
+    theta = np.array([[[1, 2, 3], [4, 5, 6]]], np.float32)
+    grid = F.affine_grid(nn.Variable.from_numpy_array(theta), size, align_corners=align_corners)
+    grid.forward()
+    h, w = size
+    step = (lambda n: np.linspace(-1, 1, n)) if align_corners else \
+        (lambda n: np.linspace(-1, 1, n) * (n - 1) / n)
+    ys = np.zeros(1) if h == 1 else step(h)
+    xs = np.zeros(1) if w == 1 else step(w)
+    points = np.stack([*np.meshgrid(xs, ys), np.ones((h, w))], axis=-1)   # (h, w, 3): x, y, 1
+    np.testing.assert_allclose(grid.d[0], points @ theta[0].T, rtol=1e-6)
+    assert np.isfinite(grid.d).all()
