@@ -12,40 +12,13 @@ Cases (one per process, see ``run.py``):
   meaningful for an engine whose arrays are numpy buffers).
 
 Batches are prepared up front, so the data iterator is not part of the measurement.
+The networks are in ``nets.py``.
 """
 import _harness
 import nnabla as nn
 import nnabla.functions as F
-import nnabla.parametric_functions as PF
 import nnabla.solvers as S
-
-
-def mlp(x, hidden=(16, 32, 16)):
-    """The tutorial MLP: tanh affine layers, then a 10-way classifier."""
-    with nn.parameter_scope("mlp"):
-        h = x
-        for index, size in enumerate(hidden):
-            with nn.parameter_scope(f"affine{index + 1}"):
-                h = F.tanh(PF.affine(h, size))
-        with nn.parameter_scope("classifier"):
-            return PF.affine(h, 10)
-
-
-def deep_cnn(x):
-    """The static-vs-dynamic tutorial's CNN: 12 conv+BN+tanh blocks, pooling, two affines."""
-    with nn.parameter_scope("cnn"):
-        with nn.parameter_scope("conv1"):
-            h = F.tanh(PF.batch_normalization(PF.convolution(x, 64, (3, 3), pad=(1, 1))))
-        for i in range(10):
-            with nn.parameter_scope(f"conv{i + 2}"):
-                h = F.tanh(PF.batch_normalization(PF.convolution(h, 128, (3, 3), pad=(1, 1))))
-        with nn.parameter_scope("conv_last"):
-            h = F.tanh(PF.batch_normalization(PF.convolution(h, 512, (3, 3), pad=(1, 1))))
-            h = F.average_pooling(h, (2, 2))
-        with nn.parameter_scope("fc"):
-            h = F.tanh(PF.affine(h, 1024))
-        with nn.parameter_scope("classifier"):
-            return PF.affine(h, 10)
+from nets import deep_cnn, mlp
 
 
 def mlp_step(quick):

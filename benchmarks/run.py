@@ -2,8 +2,12 @@
 
 Usage::
 
-    python benchmarks/run.py [--quick] [--reference-python /path/to/py310/bin/python]
-                             [--only NAME ...] [--repeats N]
+    python benchmarks/run.py [--quick] [--reference-python PYTHON] [--python PYTHON]
+                             [--only NAME ...] [--repeats N] [--threads N]
+
+``--reference-python`` (default: the ``NNABLA_REFERENCE_PYTHON`` environment variable)
+is an interpreter with nnabla 1.39 installed; ``--python`` (default: this interpreter)
+is the one with ours.
 
 Every measurement runs in its own fresh subprocess; a case is repeated and the median
 is reported. When a reference interpreter is given, ours and nnabla's runs alternate
@@ -24,11 +28,18 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 MARKER = "BENCH_RESULT "
 TIMEOUT_SECONDS = 1800
+REFERENCE_VARIABLE = "NNABLA_REFERENCE_PYTHON"
+ROW_FORMAT = "{:<30} {:>8} {:>12} {:>12} {:>8}"
 
 
 @dataclass(frozen=True)
 class Bench:
-    """One benchmark case: which script runs it, how often, and its target from issue 2."""
+    """One row of the table: which script and case measure it, how often, its targets.
+
+    Several rows can read different fields of the same measurement: they share ``case``
+    (the process that runs, default ``name``), and each takes its ``field`` of the
+    result line (default ``value``) in ``unit`` (default: the unit the script reports).
+    """
 
     name: str
     script: str
@@ -36,28 +47,62 @@ class Bench:
     repeats: int = 5
     quick_repeats: int = 3
     reference: bool = True   # False: the measure has no meaning on nnabla (tracemalloc)
-    target: str = ""         # e.g. "ratio<=1.5" or "value<=10"
+    targets: tuple = ()      # ("ratio<=1.5", issue) or ("value<=10", issue) pairs
+    case: str = ""
+    field: str = "value"
+    unit: str = ""
+
+    @property
+    def process(self):
+        """The case name passed to the script."""
+        return self.case or self.name
+
+
+def _resnet18(case, rss_ratio=None):
+    """Rows of one ResNet-18 measurement: RSS growth, absolute peak RSS, step time."""
+    targets = ((f"ratio<={rss_ratio:.1f}", 6),) if rss_ratio else ()
+    return [Bench(f"{case}_rss", "bench_resnet.py", "resnet", 3, 1, targets=targets,
+                  case=case),
+            Bench(f"{case}_peak", "bench_resnet.py", "resnet", 3, 1, targets=targets,
+                  case=case, field="peak_mb", unit="MiB"),
+            Bench(f"{case}_time", "bench_resnet.py", "resnet", 3, 1, case=case,
+                  field="seconds", unit="s/iter")]
 
 
 BENCHES = [
-    Bench("mlp_step", "bench_training.py", "training", target="ratio<=1.5"),
-    Bench("deep_cnn_static", "bench_training.py", "training", 3, 1, target="ratio<=0.5"),
-    Bench("deep_cnn_dynamic", "bench_training.py", "training", 3, 1, target="ratio<=0.5"),
+    Bench("mlp_step", "bench_training.py", "training",
+          targets=(("ratio<=1.5", 2), ("ratio<=0.9", 6))),
+    Bench("deep_cnn_static", "bench_training.py", "training", 3, 1,
+          targets=(("ratio<=0.5", 2),)),
+    Bench("deep_cnn_dynamic", "bench_training.py", "training", 3, 1,
+          targets=(("ratio<=0.5", 2),)),
     Bench("deep_cnn_static_rss", "bench_training.py", "memory", 3, 1),
     Bench("deep_cnn_dynamic_rss", "bench_training.py", "memory", 3, 1),
     Bench("deep_cnn_static_traced", "bench_training.py", "memory", 1, 1, reference=False),
     Bench("deep_cnn_dynamic_traced", "bench_training.py", "memory", 1, 1, reference=False),
-    Bench("dispatch_imperative", "bench_dispatch.py", "dispatch", target="value<=10"),
-    Bench("dispatch_auto_forward", "bench_dispatch.py", "dispatch", target="value<=10"),
-    Bench("dispatch_static_chain", "bench_dispatch.py", "dispatch", target="value<=3"),
-] + [Bench(name, "bench_functions.py", "functions", 3, 1) for name in (
-    "fn_convolution", "fn_max_pooling", "fn_average_pooling", "fn_batch_normalization",
-    "fn_affine", "fn_tanh", "fn_deconvolution", "fn_layer_normalization", "fn_rnn", "fn_lstm",
-    "fn_gru", "fn_multi_head_attention", "fn_interpolate", "fn_sort", "fn_top_k_data")]
+    Bench("dispatch_imperative", "bench_dispatch.py", "dispatch",
+          targets=(("value<=10", 2), ("value<=5", 6))),
+    Bench("dispatch_auto_forward", "bench_dispatch.py", "dispatch",
+          targets=(("value<=10", 2), ("value<=5", 6))),
+    Bench("dispatch_auto_forward_chain", "bench_dispatch.py", "dispatch",
+          targets=(("value<=5", 6),)),
+    Bench("dispatch_static_chain", "bench_dispatch.py", "dispatch",
+          targets=(("value<=3", 2), ("ratio<=1.2", 6))),
+    Bench("dispatch_static_chain_fwd_bwd", "bench_dispatch.py", "dispatch",
+          targets=(("ratio<=1.5", 6),)),
+] + _resnet18("resnet18_train", 1.0) + _resnet18("resnet18_infer", 1.0) + _resnet18(
+    "resnet18_dynamic") + [Bench(name, "bench_functions.py", "functions", 3, 1) for name in (
+        "fn_convolution", "fn_max_pooling", "fn_average_pooling", "fn_batch_normalization",
+        "fn_affine", "fn_tanh", "fn_deconvolution", "fn_layer_normalization", "fn_rnn",
+        "fn_lstm", "fn_gru", "fn_multi_head_attention", "fn_interpolate", "fn_sort",
+        "fn_top_k_data")]
 
-# Pairs whose quotient issue 2 bounds: dynamic-mode peak within 10% of static mode.
-MEMORY_PAIRS = [("deep_cnn_dynamic_rss", "deep_cnn_static_rss"),
-                ("deep_cnn_dynamic_traced", "deep_cnn_static_traced")]
+# Pairs whose quotient (dynamic-mode peak / static-mode peak, same engine) an issue
+# bounds: within 10% for the deep CNN (issue 2), within 5% for ResNet-18 (issue 6).
+MEMORY_PAIRS = [("deep_cnn_dynamic_rss", "deep_cnn_static_rss", 1.10, 2),
+                ("deep_cnn_dynamic_traced", "deep_cnn_static_traced", 1.10, 2),
+                ("resnet18_dynamic_rss", "resnet18_train_rss", 1.05, 6),
+                ("resnet18_dynamic_peak", "resnet18_train_peak", 1.05, 6)]
 
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -65,7 +110,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 def run_once(python, bench, quick, threads=None):
     """Run one case in a fresh process; return its result dict or an 'error' dict."""
-    command = [python, os.path.join(HERE, bench.script), bench.name] + (["--quick"] * quick)
+    command = [python, os.path.join(HERE, bench.script), bench.process] + (["--quick"] * quick)
     env = dict(os.environ)
     if threads:
         env.update({name: str(threads) for name in THREAD_VARIABLES})
@@ -81,13 +126,14 @@ def run_once(python, bench, quick, threads=None):
     return {"error": f"exit status {done.returncode}: {tail}"}
 
 
-def summarize(samples):
-    """Median and samples of the successful runs, or the first error."""
-    values = [s["value"] for s in samples if "value" in s]
+def summarize(samples, field="value", unit=""):
+    """Median and samples of ``field`` over the successful runs, or the first error."""
+    values = [s[field] for s in samples if field in s]
     if not values:
-        return {"error": samples[0]["error"] if samples else "not run"}
+        errors = [s["error"] for s in samples if "error" in s]
+        return {"error": errors[0] if errors else f"no field {field!r}"}
     return {"median": statistics.median(values), "samples": values,
-            "unit": next(s["unit"] for s in samples if "value" in s)}
+            "unit": unit or next(s["unit"] for s in samples if field in s)}
 
 
 def interpreter_info(python):
@@ -103,29 +149,38 @@ def interpreter_info(python):
 
 def meets(target, ours, ratio):
     """'yes'/'no' for a target such as 'ratio<=1.5' or 'value<=10'; '' when not checkable."""
-    if not target:
-        return ""
     kind, bound = target.split("<=")
     measured = ratio if kind == "ratio" else ours
     return "" if measured is None else ("yes" if measured <= float(bound) else "no")
 
 
 def run_all(benches, ours, reference, quick, repeats, threads=None):
-    """Measure every case, alternating ours and nnabla; return the result rows."""
+    """Measure every case, alternating ours and nnabla; return the result rows.
+
+    Rows that share a process case (``Bench.case``) are filled from the same runs.
+    """
     rows = []
+    processes = {}
     for bench in benches:
-        count = repeats or (bench.quick_repeats if quick else bench.repeats)
+        processes.setdefault((bench.script, bench.process), []).append(bench)
+    for group in processes.values():
+        count = repeats or max(b.quick_repeats if quick else b.repeats for b in group)
         pythons = {"ours": ours}
-        if reference and bench.reference:
+        if reference and all(b.reference for b in group):
             pythons["nnabla"] = reference
         samples = {key: [] for key in pythons}
         for _ in range(count):
             for key, python in pythons.items():
-                samples[key].append(run_once(python, bench, quick, threads))
-        row = {"name": bench.name, "group": bench.group, "target": bench.target}
-        row.update({key: summarize(values) for key, values in samples.items()})
-        rows.append(row)
-        print(format_row(row), flush=True)
+                samples[key].append(run_once(python, group[0], quick, threads))
+        for bench in group:
+            row = {"name": bench.name, "group": bench.group, "case": bench.process,
+                   "field": bench.field}
+            row.update({key: summarize(values, bench.field, bench.unit)
+                        for key, values in samples.items()})
+            row["targets"] = [{"target": target, "issue": issue} for target, issue in
+                              bench.targets]
+            rows.append(row)
+            print(format_row(row), flush=True)
     return rows
 
 
@@ -134,15 +189,17 @@ def _median(row, key):
 
 
 def format_row(row):
-    """One table line: name, unit, ours, nnabla, ratio, target met."""
+    """One table line: name, unit, ours, nnabla, ratio, targets met (and their issue)."""
     ours, ref = _median(row, "ours"), _median(row, "nnabla")
     ratio = ours / ref if ours is not None and ref else None
     row["ratio"] = ratio
     unit = row["ours"].get("unit") or row.get("nnabla", {}).get("unit", "")
+    for target in row["targets"]:
+        target["met"] = meets(target["target"], ours, ratio)
+    met = "; ".join(f"{t['target']} {t['met'] or '?'} (#{t['issue']})" for t in row["targets"])
     cells = [row["name"], unit, _cell(row, "ours"), _cell(row, "nnabla"),
-             "-" if ratio is None else f"{ratio:.2f}",
-             f"{row['target']} {meets(row['target'], ours, ratio)}".strip()]
-    return "{:<26} {:>8} {:>12} {:>12} {:>8}  {}".format(*cells)
+             "-" if ratio is None else f"{ratio:.2f}", met]
+    return (ROW_FORMAT + "  {}").format(*cells).rstrip()
 
 
 def _cell(row, key):
@@ -152,15 +209,16 @@ def _cell(row, key):
 
 
 def memory_ratios(rows):
-    """Dynamic / static peak-memory quotients, per engine (target: <= 1.1)."""
+    """Dynamic / static peak-memory quotients per engine, with their bound and issue."""
     by_name = {row["name"]: row for row in rows}
     ratios = {}
-    for dynamic, static in MEMORY_PAIRS:
+    for dynamic, static, bound, issue in MEMORY_PAIRS:
         if dynamic in by_name and static in by_name:
             for key in ("ours", "nnabla"):
                 top, bottom = _median(by_name[dynamic], key), _median(by_name[static], key)
                 if top is not None and bottom:
-                    ratios[f"{dynamic}/{static} ({key})"] = top / bottom
+                    ratios[f"{dynamic}/{static} ({key})"] = {
+                        "ratio": top / bottom, "bound": bound, "issue": issue}
     return ratios
 
 
@@ -168,10 +226,13 @@ def parse_args(argv=None):
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer iterations and repeats")
-    parser.add_argument("--reference-python", help="interpreter with nnabla 1.39 installed")
+    parser.add_argument("--reference-python", default=os.environ.get(REFERENCE_VARIABLE),
+                        help="interpreter with nnabla 1.39 installed (default: the "
+                             f"{REFERENCE_VARIABLE} environment variable)")
     parser.add_argument("--python", default=sys.executable, help="interpreter with ours")
     parser.add_argument("--only", nargs="+", metavar="NAME",
-                        help="cases or groups (training, memory, dispatch, functions)")
+                        help="rows, their process cases (e.g. resnet18_train) or groups "
+                             "(training, memory, dispatch, resnet, functions)")
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
     parser.add_argument("--threads", type=int,
                         help="set OMP/OpenBLAS/MKL thread counts of both engines (default: "
@@ -183,8 +244,8 @@ def parse_args(argv=None):
 def main(argv=None):
     """Run, print the table and write the JSON file; returns the exit status."""
     args = parse_args(argv)
-    benches = [b for b in BENCHES
-               if not args.only or b.name in args.only or b.group in args.only]
+    only = set(args.only or ())
+    benches = [b for b in BENCHES if not only or only & {b.name, b.process, b.group}]
     if not benches:
         print(f"no benchmark matches {args.only}; known: {[b.name for b in BENCHES]}")
         return 2
@@ -198,12 +259,14 @@ def main(argv=None):
     for key, info in engines.items():
         print(f"{key}: nnabla {info['nnabla_version']} from {info['nnabla_path']}, "
               f"Python {info['python_version']}")
-    print("{:<26} {:>8} {:>12} {:>12} {:>8}  {}".format(
-        "benchmark", "unit", "ours", "nnabla", "ratio", "target (issue 2) met"))
+    print((ROW_FORMAT + "  {}").format(
+        "benchmark", "unit", "ours", "nnabla", "ratio", "target met (issue)"))
     rows = run_all(benches, args.python, reference, args.quick, args.repeats, args.threads)
     ratios = memory_ratios(rows)
     for name, value in ratios.items():
-        print(f"{name}: {value:.3f} (target <= 1.10)")
+        met = "yes" if value["ratio"] <= value["bound"] else "no"
+        print(f"{name}: {value['ratio']:.3f} (target <= {value['bound']:.2f}: {met}, "
+              f"#{value['issue']})")
     write_json(args.out, {"engines": engines, "quick": args.quick, "threads": args.threads,
                           "rows": rows,
                           "memory_ratios": ratios})
