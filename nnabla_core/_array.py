@@ -76,11 +76,14 @@ class SyncedArray:
 
     def set(self, arr, family=HOST):
         """Install ``arr`` (a kernel's output) as the only head, without copying."""
-        dtype = arr.dtype
-        n = family.nbytes(arr)
-        used = _memory["in_use"] + n - self.nbytes_held
-        self.heads = {(family, dtype): arr}
-        self.nbytes_held = n
+        self.put((family, arr.dtype), arr, family.nbytes(arr))
+
+    def put(self, key, arr, nbytes):
+        """:meth:`set` with the head's key ``(family, arr.dtype)`` and size known (plans)."""
+        dtype = key[1]
+        used = _memory["in_use"] + nbytes - self.nbytes_held
+        self.heads = {key: arr}
+        self.nbytes_held = nbytes
         _memory["in_use"] = used
         if used > _memory["peak"]:
             _memory["peak"] = used

@@ -185,7 +185,7 @@ def accumulate(fam, grad, g, add, dtype, protect=()):
         g = fam.reshape(g, grad.shape)
     if add and (grad.heads or grad.fill_value not in (None, 0)):
         new = fam.add(grad.get(F32, fam), g)
-    elif fam.is_view(g) or any(g is d for d in protect):
+    elif g in _Identity(protect) or fam.is_view(g):
         new = fam.copy(g)
     else:
         new = g
@@ -201,6 +201,22 @@ def accumulate_from(grad, src, add):
         src.get(F32, HOST)         # a lazily filled array: materialise it
     (fam, _), head = next(iter(src.heads.items()))
     accumulate(fam, grad, head, add, grad.dtype, protect=(head,))
+
+
+class _Identity:
+    """``x in _Identity(items)``: whether ``x`` is one of ``items`` (by identity; arrays
+    compare element-wise, so ``in`` on a plain list would not do)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = items
+
+    def __contains__(self, x):
+        for item in self.items:
+            if item is x:
+                return True
+        return False
 
 
 def output_seed(shape, value):
@@ -224,29 +240,52 @@ def forward_runner(f):
     spec = f.spec
     if spec._mutated or f.grad_dtype is F16 or spec.dynamic_shape:
         return f.run_forward
-    fam, fwd = f.family, f.kernel.forward
-    ins = tuple(zip(f.in_nodes, f.in_dtypes))
-    outs = tuple(zip(f.out_refs, f.out_dtypes))
+    fam, kernel = f.family, f.kernel
+    fwd = kernel.forward
+    # per input: (node, head key or None when read in its stored dtype)
+    ins = tuple((n, None if dt is None else (fam, dt)) for n, dt in zip(f.in_nodes, f.in_dtypes))
+    # per output: (weak node, storage dtype, head key, bytes of the stored head)
+    outs = tuple((ref, dt, (fam, dt), int(np.prod(shape)) * dt.itemsize)
+                 for ref, dt, shape in zip(f.out_refs, f.out_dtypes, kernel.out_shapes))
     array_type = fam.array_type
+    if len(ins) == 1 and len(outs) == 1 and ins[0][0] is not None and ins[0][1] is not None:
+        return _unary_runner(f, fwd, ins[0], outs[0], array_type)
 
     def run():
         xs = []
-        for node, dtype in ins:
+        for node, key in ins:
             if node is None:
                 xs.append(None)
                 continue
             a = node.data
-            if dtype is None:
-                dtype = a.dtype
-            head = a.heads.get((fam, dtype))
-            xs.append(head if head is not None else a.get(dtype, fam))
-        for (ref, dtype), y in zip(outs, fwd(xs)):
+            head = a.heads.get(key or (fam, a.dtype))
+            xs.append(head if head is not None else a.get(key[1] if key else a.dtype, fam))
+        for (ref, dtype, key, nbytes), y in zip(outs, fwd(xs)):
             node = ref()
             if node is None:
                 continue
             arr = node.data
             if y.__class__ is array_type and y.dtype is dtype and y.shape == arr.shape:
-                arr.set(y, fam)
+                arr.put(key, y, nbytes)
+            else:
+                store(f, arr, y, dtype)
+    return run
+
+
+def _unary_runner(f, fwd, source, target, array_type):
+    """:func:`forward_runner` for one input and one output (most functions): no loops."""
+    (node_in, key_in), (ref, dtype, key, nbytes) = source, target
+    fam = key_in[0]
+
+    def run():
+        a = node_in.data
+        head = a.heads.get(key_in)
+        y = fwd([head if head is not None else a.get(key_in[1], fam)])[0]
+        node = ref()
+        if node is not None:
+            arr = node.data
+            if y.__class__ is array_type and y.dtype is dtype and y.shape == arr.shape:
+                arr.put(key, y, nbytes)
             else:
                 store(f, arr, y, dtype)
     return run
