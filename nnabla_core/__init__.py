@@ -3,7 +3,7 @@
 The core defines contexts, arrays, the function interfaces, the computation
 graph, parameters and the solver interface; kernels come from plugins
 (``nnabla_ext.cpu`` and any installed third-party backend), discovered through
-the ``nnabla.plugins`` entry points when this package is imported.
+the ``nnabla.plugins`` entry points at the end of ``import nnabla``.
 """
 from __future__ import annotations
 
@@ -12,9 +12,6 @@ __core_version__ = "0.1.0"
 
 from . import plugins  # noqa: E402
 from .logger import logger  # noqa: E402,F401
-
-plugins.REGISTRY.discover()
-
 from ._graph import forward as _forward  # noqa: E402
 from ._nd_array import NdArray  # noqa: E402,F401
 from ._variable import Variable  # noqa: E402,F401
@@ -49,3 +46,7 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'nnabla' has no attribute {name!r}")
+
+
+# Last, so a plugin may use any name above at its top level (``from nnabla import Context``).
+plugins.REGISTRY.discover()

@@ -13,11 +13,7 @@ import sys
 def _plugins(args):
     import nnabla
     from nnabla.ext_utils import list_plugins
-    for ext in nnabla.plugins.REGISTRY.extensions:
-        try:
-            nnabla.plugins.REGISTRY.activate(ext)
-        except ValueError:
-            pass
+    nnabla.plugins.REGISTRY.activate_all()   # to show what each registered; never raises
     rows = list_plugins()
     if args.json:
         print(json.dumps(rows, indent=2, default=str))

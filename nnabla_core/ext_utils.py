@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 
 from .plugins import REGISTRY
+from .plugins.manager import ALLOW_ENV
 from .plugins import resolve as _resolve
 
 __all__ = ["get_extension_context", "import_extension_module", "list_extensions",
@@ -21,11 +22,23 @@ def _check_name(ext_name):
 
 
 def import_extension_module(ext_name):
-    """The module of extension ``ext_name`` (offers ``context``, ``get_devices``, ...)."""
+    """The module of extension ``ext_name`` (offers ``context``, ``get_devices``, ...).
+
+    Raises:
+        ValueError: no active plugin provides ``ext_name``; the message says why (the
+            plugin failed or was skipped, ``NNABLA_PLUGINS`` leaves it out, or none is
+            installed).
+        ImportError: the plugin names an extension module that cannot be imported.
+    """
     _check_name(ext_name)
     REGISTRY.activate(ext_name)
-    ext, _ = REGISTRY.extensions[ext_name]
-    return importlib.import_module(ext.module)
+    ext, record = REGISTRY.extensions[ext_name]
+    try:
+        return importlib.import_module(ext.module)
+    except ImportError as e:
+        raise ImportError(f"backend '{ext_name}' of plugin '{record.entry_point}' "
+                          f"({record.distribution} {record.version}): extension module "
+                          f"{ext.module!r} cannot be imported: {e}") from e
 
 
 def get_extension_context(ext_name, **kw):
@@ -48,23 +61,52 @@ def get_extension_context(ext_name, **kw):
 
 
 def list_extensions():
-    """Names of the available extensions (backends)."""
+    """Names of the available extensions (backends), sorted."""
     return sorted(REGISTRY.extensions)
 
 
 def list_plugins():
-    """One dict per discovered plugin: name, distribution, version, status, reason, registered."""
-    rows = []
-    for name, r in REGISTRY.records.items():
-        rows.append({"name": name, "distribution": r.distribution, "version": r.version,
-                     "status": r.status, "reason": r.reason,
-                     "backends": [e.name for e in r.extensions],
-                     "registered": r.registered})
+    """One dict per plugin found: name, distribution, version, status, reason, backends,
+    registered.
+
+    ``status`` is ``discovered``, ``active``, ``skipped`` (at discovery), ``failed`` (at
+    activation) or ``excluded`` (installed, but not listed in ``NNABLA_PLUGINS``). Never
+    raises, whatever a plugin did.
+    """
+    rows = [_plugin_row(name, r.distribution, r.version, r.status, r.reason,
+                        [e.name for e in r.extensions], r.registered)
+            for name, r in list(REGISTRY.records.items())]
+    rows += [_plugin_row(name, dist, "?", "excluded", f"not listed in {ALLOW_ENV}", [], {})
+             for name, dist in list(REGISTRY.excluded.items())]
     return rows
 
 
+def _plugin_row(name, distribution, version, status, reason, backends, registered):
+    return {"name": str(name), "distribution": str(distribution), "version": str(version),
+            "status": str(status), "reason": str(reason or ""),
+            "backends": [str(b) for b in backends], "registered": dict(registered or {})}
+
+
 def explain(function, ctx=None, **args):
-    """Describe which kernel ``function`` (type name or ``F.`` name) resolves to in ``ctx``."""
+    """Describe which kernel ``function`` (type name or ``F.`` function) resolves to in ``ctx``.
+
+    One line per backend of the context: its kernel and whether it accepts ``args``; the
+    winner is marked ``-> selected``, with a note when it crosses to another array family.
+
+    Args:
+        function (str or callable): ``'Affine'``, ``'affine'`` or ``F.affine``.
+        ctx (Context): default: the current context.
+        **args: the function's arguments, by nnabla's names.
+
+    Raises:
+        ValueError: ``function`` is not a known function.
+
+    Example:
+        >>> import nnabla as nn
+        >>> from nnabla.ext_utils import explain
+        >>> print(explain('ReLU', nn.Context(['cpu:float'])).splitlines()[1])  # doctest: +ELLIPSIS
+          cpu:float: ...ReLU accepts -> selected
+    """
     from ._spec import BY_SNAKE, SPECS
     from ._spec.binding import bind_args
     from .context import get_current_context

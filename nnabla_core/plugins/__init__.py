@@ -5,6 +5,8 @@ plugin in-process (tests, notebooks).
 """
 from __future__ import annotations
 
+import logging
+
 from .hookspecs import hookimpl  # noqa: F401
 from .manager import (ENTRY_POINT_GROUP, PLUGIN_API_VERSION, NnablaPluginWarning,  # noqa: F401
                       PluginError, Registry)
@@ -12,6 +14,8 @@ from .types import (ArrayFamily, CommunicatorSet, Extension, KernelSet, PluginIn
                     SolverKernelSet)
 
 REGISTRY = Registry()
+_logger = logging.getLogger("nnabla")
+_logged_solver_fallbacks = set()
 
 
 def register(obj, name=None):
@@ -28,14 +32,39 @@ def parse_backend(entry):
 
 
 def solver_rule(type_name, ctx):
-    """The update rule of solver ``type_name`` for the first backend of ``ctx`` that has one."""
+    """The update rule of solver ``type_name`` for the first backend of ``ctx`` that has one.
+
+    A rule found only on a backend of another array family than the context's first is
+    logged once at INFO, or raises in strict mode (``nnabla.ext_utils.set_strict_fallback``).
+
+    Raises:
+        NotImplementedError: no backend of ``ctx`` has the rule, or strict mode forbids the
+            one found.
+    """
     tried = []
     for entry in ctx.backend:
         backend, _ = parse_backend(entry)
         REGISTRY.activate(backend)
         rules = REGISTRY.solver_rules.get(backend, {})
         if type_name in rules:
+            _note_solver_fallback(type_name, ctx.backend, backend)
             return rules[type_name]
         tried.append(backend)
     raise NotImplementedError(f"S.{type_name}: no update rule for context backend="
                               f"{ctx.backend}; searched {tried}")
+
+
+def _note_solver_fallback(type_name, backends, backend):
+    from .resolve import STRICT
+    wanted = REGISTRY.extensions[parse_backend(backends[0])[0]][0].family
+    found = REGISTRY.extensions[backend][0].family
+    if wanted == found:
+        return
+    what = (f"S.{type_name}: no update rule on '{backends[0]}' (array family '{wanted}'); "
+            f"the rule of '{backend}' (array family '{found}')")
+    if STRICT[0]:
+        raise NotImplementedError(f"{what} would run instead (strict mode)")
+    key = (type_name, tuple(backends))
+    if key not in _logged_solver_fallbacks:
+        _logged_solver_fallbacks.add(key)
+        _logger.info("%s runs instead (arrays are converted)", what)

@@ -1,9 +1,12 @@
 """The plugin hook specifications: the whole contract between core and plugins.
 
 A plugin is a module named by an entry point in the group ``nnabla.plugins``;
-it implements some of these hooks with ``@nnabla.plugins.hookimpl``. The core
-calls every hook once, when the plugin is activated (on first use of one of its
-backends), and stores the results in plain dicts.
+it implements some of these hooks with ``@nnabla.plugins.hookimpl`` (a misspelt
+``nnabla_`` hook is an error). The core calls each hook once: ``nnabla_plugin_info`` and
+``nnabla_extensions`` at discovery (``import nnabla``), the others when the plugin is
+activated (on first use of one of its backends); it stores the results in plain dicts.
+Whatever a hook raises (``sys.exit()`` included) skips the plugin (at discovery) or marks
+it failed (at activation), with one warning and the reason recorded.
 """
 from __future__ import annotations
 
@@ -40,16 +43,23 @@ def nnabla_array_classes():
 def nnabla_kernels():
     """Return a list of ``KernelSet(backend, type_configs, load)``; ``load`` is
     ``'module:attr'`` naming a dict ``{function type name: kernel class}``.
-    Called at activation; the table module is imported then."""
+    Called at activation; the table module is imported then.
+
+    ``backend`` must be one this plugin declares in ``nnabla_extensions``; to replace
+    kernels of another plugin's backend, set ``overrides=True``: once this plugin is
+    active, those entries take precedence over that plugin's table, whatever the order
+    the two were activated in."""
 
 
 @hookspec
 def nnabla_solver_kernels():
     """Return a list of ``SolverKernelSet(backend, load)``; ``load`` names a dict
-    ``{solver type name: update rule}``. Called at activation."""
+    ``{solver type name: update rule}``. Called at activation. ``backend`` and
+    ``overrides`` as for ``nnabla_kernels``."""
 
 
 @hookspec
 def nnabla_communicators():
     """Return a list of ``CommunicatorSet(backend, load)``; ``load`` names a dict
-    ``{communicator name: factory}``. Called at activation."""
+    ``{communicator name: factory}``. Called at activation. ``backend`` and
+    ``overrides`` as for ``nnabla_kernels``."""

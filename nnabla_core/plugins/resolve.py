@@ -72,14 +72,14 @@ def _note_fallback(spec, binding, backends):
     first_family = REGISTRY.extensions[first][0].family if first in REGISTRY.extensions else None
     if binding.family.name == first_family:
         return
+    what = (f"{spec.api_name}: no kernel on '{backends[0]}' (array family '{first_family}'); "
+            f"'{binding.backend}:{binding.type_config}' (array family '{binding.family.name}')")
     if STRICT[0]:
-        raise NotImplementedError(f"{spec.api_name}: would fall back from '{backends[0]}' to "
-                                  f"'{binding.backend}:{binding.type_config}' (strict mode)")
+        raise NotImplementedError(f"{what} would run instead (strict mode)")
     key = (spec.name, backends)
     if key not in _logged_fallbacks:
         _logged_fallbacks.add(key)
-        logger.info("%s: no kernel on %s; running on %s (arrays are synchronised)",
-                    spec.api_name, backends[0], binding.backend)
+        logger.info("%s runs instead (arrays are synchronised)", what)
 
 
 def _no_kernel(spec, backends, declined):
@@ -90,28 +90,64 @@ def _no_kernel(spec, backends, declined):
            f"(installed: {', '.join(sorted(REGISTRY.extensions)) or 'none'})")
     if declined:
         msg += f"; declined: {'; '.join(declined)}"
+    broken = [f"{r.entry_point} ({r.status}: {r.reason})" for r in REGISTRY.records.values()
+              if r.status in ("failed", "skipped")]
+    if broken:
+        msg += f"; plugins not loaded: {', '.join(broken)}"
     return NotImplementedError(msg)
 
 
 def explain(spec, args, ctx):
-    """A human-readable account of how ``spec`` resolves in ``ctx``."""
+    """How ``spec`` resolves in ``ctx``: one line per backend of the context.
+
+    The first kernel that accepts ``args`` is marked ``-> selected``, with a note when it
+    runs on another array family than the context's first backend (strict mode makes that
+    an error). A kernel class without ``accepts`` accepts everything; an ``accepts`` that
+    raises is reported, not raised.
+    """
     lines = [f"{spec.api_name} in context backend={ctx.backend}:"]
+    families, selected = [], None
     for entry in ctx.backend:
         backend, tc = parse_backend(entry)
         try:
             REGISTRY.activate(backend)
         except ValueError as e:
             lines.append(f"  {entry}: unavailable ({e})")
+            families.append(None)
             continue
-        table = REGISTRY.kernels.get((backend, tc), {})
-        kernel = table.get(spec.name)
-        if kernel is None:
-            lines.append(f"  {entry}: no kernel")
-            continue
-        reason = kernel.accepts(args)
-        lines.append(f"  {entry}: {kernel.__module__}.{kernel.__name__}"
-                     + (f" declines: {reason}" if reason else " accepts"))
+        families.append(REGISTRY.extensions[backend][0].family)
+        kernel = REGISTRY.kernels.get((backend, tc), {}).get(spec.name)
+        line, accepted = _explain_kernel(entry, kernel, args)
+        if accepted and selected is None:
+            selected = families[-1]
+            line += " -> selected" + _explain_crossing(families[0], selected)
+        lines.append(line)
+    if None in families:
+        lines.append("  the call raises ValueError: a backend of the context is unavailable")
+    elif selected is None:
+        lines.append("  the call raises NotImplementedError: no kernel accepts")
     return "\n".join(lines)
+
+
+def _explain_kernel(entry, kernel, args):
+    """``(line, accepted)`` for one backend's kernel in :func:`explain`."""
+    if kernel is None:
+        return f"  {entry}: no kernel", False
+    name = f"{getattr(kernel, '__module__', '?')}.{getattr(kernel, '__qualname__', kernel)}"
+    try:
+        reason = kernel.accepts(args) if declines_some_arguments(kernel) else None
+    except Exception as e:  # noqa: BLE001 - explain reports a plugin's bug, resolve raises it
+        return f"  {entry}: {name} accepts() raised {type(e).__name__}: {e}", False
+    return f"  {entry}: {name} " + (f"declines: {reason}" if reason is not None
+                                    else "accepts"), reason is None
+
+
+def _explain_crossing(first_family, family):
+    if family == first_family:
+        return ""
+    note = f" (crosses from array family '{first_family}' to '{family}'"
+    return note + ("; strict mode: raises NotImplementedError)" if STRICT[0]
+                   else "; arrays are synchronised)")
 
 
 def family_of_context(ctx):

@@ -20,7 +20,9 @@ class Extension:
     array class names that live in that family (the first is the default);
     ``module`` the import path of the extension module (``context()``,
     ``get_devices()``, ``device_synchronize()``, ``clear_memory_cache()``);
-    ``depends`` the backends to try after it (cudnn -> cuda -> cpu).
+    ``depends`` the backends it builds on (cudnn -> cuda -> cpu): activating this
+    backend activates them too. It does not make them fallbacks: which backends are
+    tried, and in which order, comes only from the context's backend list.
     """
     name: str
     family: str
@@ -34,18 +36,21 @@ class KernelSet:
     backend: str
     type_configs: tuple
     load: str
+    overrides: bool = False    # True: for another plugin's backend, on top of its table
 
 
 @dataclass(frozen=True)
 class SolverKernelSet:
     backend: str
     load: str
+    overrides: bool = False    # True: for another plugin's backend, on top of its table
 
 
 @dataclass(frozen=True)
 class CommunicatorSet:
     backend: str
     load: str
+    overrides: bool = False    # True: for another plugin's backend, on top of its table
 
 
 @dataclass

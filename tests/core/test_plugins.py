@@ -77,7 +77,7 @@ def test_unknown_backend_names_installed_ones_and_a_pip_hint():
 def test_missing_kernel_error_names_what_would_work():
     with nn.context_scope(nn.Context(["cpu:float"])):
         pass
-    with pytest.raises(NotImplementedError, match="implemented by: cpu:float"):
+    with pytest.raises(NotImplementedError, match="implemented by: .*cpu:float"):
         with nn.context_scope(nn.Context(["toy:half"])):
             F.relu(nn.Variable((2,)))
 
@@ -111,7 +111,8 @@ class _WrongApi:
         return [plugins.Extension("future", "future", ("FutureArray",), "nowhere")]
 
 
-def test_broken_in_process_plugins_warn_once_and_are_recorded_as_skipped():
+def test_broken_in_process_plugins_warn_once_and_are_recorded_as_skipped(monkeypatch):
+    monkeypatch.setattr(plugins.REGISTRY, "records", dict(plugins.REGISTRY.records))
     with pytest.warns(plugins.NnablaPluginWarning, match="boom at load"):
         rec = plugins.register(_FailingAtInfo(), name="failing")
     assert rec.status == "skipped" and "boom" in rec.reason
@@ -119,7 +120,7 @@ def test_broken_in_process_plugins_warn_once_and_are_recorded_as_skipped():
         rec = plugins.register(_WrongApi(), name="future")
     assert rec.status == "skipped"
     assert "future" not in list_extensions()
-    with pytest.raises(ValueError, match="failing"):
+    with pytest.raises(ValueError, match="plugin 'future' .* was skipped: .*needs core API 3.0"):
         get_extension_context("future")
 
 
