@@ -289,3 +289,34 @@ def _unary_runner(f, fwd, source, target, array_type):
             else:
                 store(f, arr, y, dtype)
     return run
+
+
+def imperative_runner(call, out_shapes):
+    """``run(inputs) -> SyncedArray``: an imperative call of a shared kernel with one output
+    (NdArray or Variable inputs), or None where the general path is needed."""
+    spec, fam = call.spec, call.family
+    if (len(out_shapes) != 1 or spec._mutated or call.grad_dtype is F16 or spec.dynamic_shape
+            or spec.outputs[-1].variadic):
+        return None
+    fwd, array_type = call.kernel.forward, fam.array_type
+    keys = tuple(None if dt is None else (fam, dt) for dt in call.in_dtypes)
+    shape, dtype = tuple(out_shapes[0]), call.out_dtypes[0]
+    key, nbytes = (fam, dtype), int(np.prod(shape)) * dtype.itemsize
+
+    def run(inputs):
+        xs = []
+        for x, k in zip(inputs, keys):
+            if x is None:
+                xs.append(None)
+                continue
+            a = x._array if hasattr(x, "_array") else x._node.data
+            head = a.heads.get(k or (fam, a.dtype))
+            xs.append(head if head is not None else a.get(k[1] if k else a.dtype, fam))
+        y = fwd(xs)[0]
+        arr = SyncedArray(shape, dtype)
+        if y.__class__ is array_type and y.dtype is dtype and y.shape == shape:
+            arr.put(key, y, nbytes)
+        else:
+            store(call, arr, y, dtype)
+        return arr
+    return run

@@ -36,8 +36,8 @@ def clear_memo():
 
 
 def _setup(spec, in_shapes, kw, ctx, n_outputs):
-    """(args, output shapes, binding, dtype plan, shared kernel or None), memoised on the
-    call's hashable parts."""
+    """(args, output shapes, binding, dtype plan, shared kernel or None, imperative runner or
+    None), memoised on the call's hashable parts."""
     try:
         key = (spec.name, in_shapes, tuple(kw.items()), tuple(ctx.backend), REGISTRY.version,
                n_outputs)
@@ -48,10 +48,12 @@ def _setup(spec, in_shapes, kw, ctx, n_outputs):
         args, out_shapes = infer(spec, list(in_shapes), bind_args(spec, kw), n_outputs)
         binding = resolve(spec, args, ctx)
         plan = _execute.dtype_plan(spec, len(in_shapes), len(out_shapes), binding.type_config)
-        shared = None
+        shared = runner = None
         if binding.kernel.shareable:
             shared = _execute.new_kernel(binding, spec, args, in_shapes, out_shapes)
-        hit = (args, out_shapes, binding, plan, shared)
+            runner = _execute.imperative_runner(_execute.Call(spec, shared, binding.family, plan),
+                                                out_shapes)
+        hit = (args, out_shapes, binding, plan, shared, runner)
         if key is not None:
             if len(_memo) > _MEMO_LIMIT:
                 _memo.clear()
@@ -83,13 +85,16 @@ def call(spec, inputs, kw, n_outputs=-1, outputs=None):
     """Run or build ``spec`` on ``inputs`` (a tuple) with arguments ``kw`` (a dict)."""
     in_shapes, imperative = _shapes(spec, inputs)
     ctx = _ctx_stack[-1] if _ctx_stack else _ctx_default[0]
-    args, out_shapes, binding, plan, kernel = _setup(spec, in_shapes, kw, ctx, n_outputs)
+    args, out_shapes, binding, plan, kernel, runner = _setup(spec, in_shapes, kw, ctx, n_outputs)
+    if imperative and runner is not None and outputs is None:
+        return NdArray._wrap(runner(inputs))
     if kernel is None:
         kernel = _execute.new_kernel(binding, spec, args, in_shapes, out_shapes)
     if imperative:
         result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan)
     else:
-        result = _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan)
+        result = _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan,
+                        runner)
     if len(result) == 1 and not spec.outputs[-1].variadic:
         return result[0]
     return tuple(result)
@@ -137,7 +142,7 @@ def _as_node(x):
     return x._node
 
 
-def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
+def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan, runner):
     in_nodes = [x._node if x.__class__ is Variable else _as_node(x) for x in inputs]
     need_grad = False
     if spec.differentiable:
@@ -145,7 +150,11 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
             if n is not None and n.need_grad:
                 need_grad = True
                 break
-    if outputs is None:
+    auto = _AUTO[0]
+    computed = auto and runner is not None and outputs is None
+    if computed:            # run first, then wrap the result: one array, no second store
+        out_nodes = [VarNode(out_shapes[0], need_grad, data=runner(inputs))]
+    elif outputs is None:
         out_nodes = [VarNode(shape, need_grad) for shape in out_shapes]
     else:
         out_nodes = _given_outputs(outputs, out_shapes, need_grad)
@@ -154,8 +163,9 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
             n.recompute = True
     f = Function(spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan)
     _graph.link(f, in_nodes, out_nodes)
-    if _AUTO[0]:
-        f.run_forward()
+    if auto:
+        if not computed:
+            f.run_forward()
         if need_grad:
             _graph.mark_needed(f, in_nodes, out_nodes)
         for n in out_nodes:

@@ -23,8 +23,8 @@ class VarNode:
     __slots__ = ("data", "_grad", "parent", "need_grad", "persistent", "recompute", "name",
                  "owner", "needed", "auto", "refs", "stop", "__weakref__")
 
-    def __init__(self, shape, need_grad=False, dtype=F32):
-        self.data = SyncedArray(shape, dtype)
+    def __init__(self, shape, need_grad=False, dtype=F32, data=None):
+        self.data = SyncedArray(shape, dtype) if data is None else data
         self._grad = None        # created on first use: most nodes never see a gradient
         self.parent = None
         self.need_grad = need_grad
