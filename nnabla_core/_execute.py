@@ -185,7 +185,7 @@ def accumulate(fam, grad, g, add, dtype, protect=()):
         g = fam.reshape(g, grad.shape)
     if add and (grad.heads or grad.fill_value not in (None, 0)):
         new = fam.add(grad.get(F32, fam), g)
-    elif g in _Identity(protect) or fam.is_view(g):
+    elif _aliases(fam, g, protect):
         new = fam.copy(g)
     else:
         new = g
@@ -203,20 +203,18 @@ def accumulate_from(grad, src, add):
     accumulate(fam, grad, head, add, grad.dtype, protect=(head,))
 
 
-class _Identity:
-    """``x in _Identity(items)``: whether ``x`` is one of ``items`` (by identity; arrays
-    compare element-wise, so ``in`` on a plain list would not do)."""
-
-    __slots__ = ("items",)
-
-    def __init__(self, items):
-        self.items = items
-
-    def __contains__(self, x):
-        for item in self.items:
-            if item is x:
+def _aliases(fam, g, arrays):
+    """Whether ``g`` shares memory with any of ``arrays`` (by owner; never element-wise)."""
+    owner = None
+    for a in arrays:
+        if a is g:
+            return True
+        if a is not None:
+            if owner is None:
+                owner = fam.owner(g)
+            if fam.owner(a) is owner:
                 return True
-        return False
+    return False
 
 
 def output_seed(shape, value):

@@ -391,6 +391,7 @@ def _backward_runner(f, pd):
             else:       # the node's own shape: data-sized outputs differ from the inferred one
                 dys.append(_execute.zeros(fam, node.data.shape))
         grads = backward(xs, ys, dys, pd)
+        protect = dys + xs          # a gradient sharing their memory is copied
         if keeps:
             # F.sink(one_input_grad=False): the gradients already held by the inputs are
             # the ones this pass propagates from them.
@@ -401,7 +402,7 @@ def _backward_runner(f, pd):
             if g is not None:
                 key = id(node)
                 accumulate(fam, node.grad, g, node.parent is None or key in written,
-                           grad_dtype, dys)
+                           grad_dtype, protect)
                 written.add(key)
     return run
 

@@ -38,12 +38,13 @@ class ArrayFamily:
         to_numpy (callable): array -> numpy array (a copy the caller owns). Used only when
             data crosses to another family, never on the hot path of one family.
         from_numpy (callable): numpy array -> array of this family (a copy).
-        zeros, full, asarray, astype, copy, reshape, add, iadd, nbytes, is_view (callables,
+        zeros, full, asarray, astype, copy, reshape, add, iadd, nbytes, owner (callables,
             optional): override the defaults, which call ``xp.zeros(shape, dtype)``,
             ``xp.full(shape, value, dtype)``, ``xp.asarray(a)`` (a scalar a kernel
             returned), ``a.astype(dtype)``, ``a.copy()``, ``a.reshape(shape)``,
-            ``a + b``, ``a += b``, ``a.nbytes`` and ``a.base is not None`` (whether ``a``
-            views another array's memory, so storing it as a gradient needs a copy).
+            ``a + b``, ``a += b``, ``a.nbytes`` and ``a.base or a`` (the object owning
+            ``a``'s memory: a gradient that shares it with a kernel's input is copied
+            before it is stored).
 
     Every callable may be slow only where the device forces it; the engine calls
     ``astype``, ``add``/``iadd`` and ``zeros`` on the training hot path.
@@ -51,7 +52,7 @@ class ArrayFamily:
 
     def __init__(self, name, *, array_type, xp, to_numpy, from_numpy, zeros=None, full=None,
                  asarray=None, astype=None, copy=None, reshape=None, add=None, iadd=None,
-                 nbytes=None, is_view=None):
+                 nbytes=None, owner=None):
         if not isinstance(name, str) or not name:
             raise TypeError(f"ArrayFamily: argument 'name' must be a non-empty str; "
                             f"given {name!r}")
@@ -73,7 +74,7 @@ class ArrayFamily:
         self.add = add or _add
         self.iadd = iadd or _iadd
         self.nbytes = nbytes or _nbytes
-        self.is_view = is_view or _is_view
+        self.owner = owner or _owner
 
     def owns(self, arr):
         """Whether ``arr`` is an array of this family."""
@@ -117,8 +118,9 @@ def _nbytes(a):
     return a.nbytes
 
 
-def _is_view(a):
-    return getattr(a, "base", None) is not None
+def _owner(a):
+    base = getattr(a, "base", None)
+    return a if base is None else base
 
 
 def _host_astype(a, dtype):

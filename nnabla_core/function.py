@@ -138,7 +138,7 @@ class Function:
         given = [(v, g) for v, g in zip(full, grads) if v is not None]
         for (v, g), add in zip(given, accum):
             if g is not None and v.need_grad:
-                _execute.accumulate(fam, v._node.grad, g, add, self.grad_dtype, dys)
+                _execute.accumulate(fam, v._node.grad, g, add, self.grad_dtype, dys + xs)
 
     def grad_depends_output_data(self, i, o):
         return o in self.spec.needed_outputs(len(self.out_refs))

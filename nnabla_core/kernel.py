@@ -15,7 +15,9 @@ arguments) and calls it on native arrays of the backend's array family
 - ``backward(xs, ys, dys, propagate_down) -> grads``: one gradient array (or ``None``) per
   input. Only the inputs and outputs the spec's ``backward_needs`` names are guaranteed to
   hold data. The engine applies nnabla's ``accum`` rule (add or overwrite) and the storage
-  type; kernels never do.
+  type; kernels never do. The engine keeps returned arrays and may write into them (a
+  solver updates gradients in place): a kernel must not keep references to what it
+  returns. Returning an input or a view of one is fine: the engine copies those.
 
 Example:
     >>> import numpy as np

@@ -45,17 +45,18 @@ def _current_context():
     return get_current_context()
 
 
-def _grad_is_zeroing(var):
-    """True when the gradient was zeroed lazily and never computed since (nnabla skips it)."""
-    return bool(getattr(var.grad, "zeroing", False))
+def _grad_is_zeroing(grad):
+    """True when ``grad`` (a SyncedArray) was zeroed lazily and never computed since (nnabla
+    skips such parameters)."""
+    return grad.fill_value == 0 and not grad.heads
 
 
 _F32 = np.dtype(np.float32)
 
 
-def _f32(array, family):
-    """The float32 buffer of an NdArray in the rule's family, for writing (as NdArray.cast)."""
-    synced = array._array
+def _f32(synced, family):
+    """The float32 buffer of a SyncedArray in the rule's family, for writing (as
+    NdArray.cast)."""
     if synced.dtype is not _F32:
         synced.dtype = _F32
     return synced.cast(_F32, family)
@@ -276,20 +277,23 @@ class Solver:
 
     # -- per-parameter operations ---------------------------------------------------------
     def _each_with_grad(self, pre_hook, post_hook):
-        """Yield ``(key, var)`` of parameters whose gradient was computed, between hooks."""
+        """Yield ``(key, data, grad)`` (SyncedArrays) of the parameters whose gradient was
+        computed, between hooks."""
         for key, var in list(self._params.items()):
-            if _grad_is_zeroing(var):
+            node = var._node
+            grad = node.grad
+            if _grad_is_zeroing(grad):
                 continue
             if pre_hook is not None:
                 pre_hook()
-            yield key, var
+            yield key, node.data, grad
             if post_hook is not None:
                 post_hook()
 
     def zero_grad(self):
         """Set the gradients of all registered parameters to zero (lazily)."""
         for var in self._params.values():
-            var.grad.zero()
+            var._node.grad.fill(0)
 
     def update(self, update_pre_hook=None, update_post_hook=None):
         """Update every parameter whose gradient was computed, from ``p.g`` into ``p.d``.
@@ -305,12 +309,11 @@ class Solver:
         rule, fam = self._rule, self._family
         hp = dict(self._hp, weight_decay_rate=self._wd, init_lr=self._init_lr)
         try:
-            for key, var in self._each_with_grad(update_pre_hook, update_post_hook):
+            for key, data, grad in self._each_with_grad(update_pre_hook, update_post_hook):
                 state = self._states[key]
                 state.t = min(state.t + 1, STEP_LIMIT)
-                arrays = {name: _f32(v.data, fam) for name, v in state.pstate.items()}
-                rule.update(fam.xp, _f32(var.data, fam), _f32(var.grad, fam), arrays, state.t,
-                            hp)
+                arrays = {name: _f32(v._node.data, fam) for name, v in state.pstate.items()}
+                rule.update(fam.xp, _f32(data, fam), _f32(grad, fam), arrays, state.t, hp)
         finally:
             self._wd = self._default_wd
 
@@ -327,8 +330,8 @@ class Solver:
         if decay_rate == 0:
             return
         ops, fam = self._rule.grad_ops, self._family
-        for _, var in self._each_with_grad(pre_hook, post_hook):
-            ops.weight_decay(fam.xp, _f32(var.data, fam), _f32(var.grad, fam), decay_rate)
+        for _, data, grad in self._each_with_grad(pre_hook, post_hook):
+            ops.weight_decay(fam.xp, _f32(data, fam), _f32(grad, fam), decay_rate)
 
     def clip_grad_by_norm(self, clip_norm, pre_hook=None, post_hook=None):
         """Scale each gradient whose L2 norm exceeds ``clip_norm`` down to that norm."""
@@ -336,19 +339,19 @@ class Solver:
         if clip_norm == 0:
             return
         ops, fam = self._rule.grad_ops, self._family
-        for _, var in self._each_with_grad(pre_hook, post_hook):
-            ops.clip_grad_by_norm(fam.xp, _f32(var.grad, fam), clip_norm)
+        for _, _, grad in self._each_with_grad(pre_hook, post_hook):
+            ops.clip_grad_by_norm(fam.xp, _f32(grad, fam), clip_norm)
 
     def scale_grad(self, scale, pre_hook=None, post_hook=None):
         """Multiply every gradient by ``scale`` (mixed-precision loss scaling)."""
         ops, fam = self._rule.grad_ops, self._family
-        for _, var in self._each_with_grad(pre_hook, post_hook):
-            ops.scale_grad(fam.xp, _f32(var.grad, fam), np.float32(scale))
+        for _, _, grad in self._each_with_grad(pre_hook, post_hook):
+            ops.scale_grad(fam.xp, _f32(grad, fam), np.float32(scale))
 
     def _any_grad(self, check_name, pre_hook, post_hook):
         check, fam = getattr(self._rule.grad_ops, check_name), self._family
-        for _, var in self._each_with_grad(pre_hook, post_hook):
-            if check(fam.xp, var.grad._array.get(_F32, fam)):
+        for _, _, grad in self._each_with_grad(pre_hook, post_hook):
+            if check(fam.xp, grad.get(_F32, fam)):
                 return True
         return False
 

@@ -37,13 +37,23 @@ class _LabelLoss(Kernel):
         ignored = t < 0
         return self.xp.where(ignored, 0, t), ignored
 
+    def one_hot(self, x, t):
+        """(mask of each label's class along the axis, mask of ignored labels)."""
+        check_labels(self, t, x.shape[self.axis])
+        shape = [1] * x.ndim
+        shape[self.axis] = x.shape[self.axis]
+        return self.xp.arange(x.shape[self.axis]).reshape(shape) == t, t < 0
+
 
 class SoftmaxCrossEntropy(_LabelLoss):
+    # One-hot masks instead of take/put_along_axis: several times faster at small sizes,
+    # and exact (a where-selected sum of one entry; a subtraction of exact zeros elsewhere).
     def forward(self, xs):
         x, t = xs
         xp = self.xp
-        safe, ignored = self.labels(x, t)
-        picked = xp.take_along_axis(log_softmax(xp, x, self.axis), safe, axis=self.axis)
+        hot, ignored = self.one_hot(x, t)
+        picked = xp.where(hot, log_softmax(xp, x, self.axis), 0).sum(axis=self.axis,
+                                                                     keepdims=True)
         return (xp.where(ignored, 0, -picked).astype(x.dtype, copy=False),)
 
     def backward(self, xs, ys, dys, propagate_down):
@@ -51,10 +61,9 @@ class SoftmaxCrossEntropy(_LabelLoss):
             return [None, None]
         x, t = xs
         xp = self.xp
-        safe, ignored = self.labels(x, t)
+        hot, ignored = self.one_hot(x, t)
         g = xp.exp(log_softmax(xp, x, self.axis))
-        xp.put_along_axis(g, safe, xp.take_along_axis(g, safe, axis=self.axis) - 1,
-                          axis=self.axis)
+        g -= hot
         g *= xp.where(ignored, 0, dys[0])
         return [g, None]
 

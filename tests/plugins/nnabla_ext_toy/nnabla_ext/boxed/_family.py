@@ -40,5 +40,5 @@ BOXED = ArrayFamily(
     add=lambda a, b: Box(np.asarray(a.value + b.value)),
     iadd=_iadd,
     nbytes=lambda a: a.value.nbytes,
-    is_view=lambda a: a.value.base is not None,
+    owner=lambda a: a.value if a.value.base is None else a.value.base,
 )
