@@ -303,6 +303,12 @@ def _keys(item, table, hook):
     if unknown:
         raise PluginError(f"{hook}: kernel table {item.load!r} names unknown functions "
                           f"{unknown}")
+    from ..kernel import Kernel
+    wrong = sorted(name for name, cls in table.items()
+                   if not (isinstance(cls, type) and issubclass(cls, Kernel)))
+    if wrong:
+        raise PluginError(f"{hook}: kernel table {item.load!r} has entries that are not "
+                          f"nnabla.kernel.Kernel subclasses: {wrong}")
     for tc in item.type_configs:
         if tc not in TYPE_CONFIGS:
             raise PluginError(f"{hook}: kernel set {item.load!r} has unknown type config "

@@ -19,7 +19,7 @@ from nnabla import cli, ext_utils, plugins
 from nnabla.ext_utils import explain, get_extension_context, set_strict_fallback
 from nnabla.kernel import Kernel
 from nnabla.plugins import (CommunicatorSet, Extension, KernelSet, PluginInfo, SolverKernelSet,
-                            hookimpl, manager, resolve)
+                            hookimpl, manager)
 
 
 class OwnReLU(Kernel):
@@ -406,12 +406,18 @@ def test_warnings_say_skipped_or_failed_and_point_at_the_callers_line():
 
 
 # -- explain and strict mode -----------------------------------------------------------------
-def test_explain_accepts_a_kernel_class_without_accepts_and_marks_the_winner(monkeypatch):
+def test_a_kernel_table_entry_that_is_not_a_kernel_subclass_fails_activation(monkeypatch):
     plain = FakePlugin("plain", kernels=[KernelSet("plain", ("float",), f"{TABLES}:PLAIN")])
-    monkeypatch.setattr(resolve, "REGISTRY", _in_process(plain))
-    text = explain("ReLU", nn.Context(["plain:float"]))
-    assert f"plain:float: {__name__}.NoAccepts accepts -> selected" in text
-    assert "crosses" not in text
+    with pytest.warns(plugins.NnablaPluginWarning, match=r"not nnabla\.kernel\.Kernel subclasses: "
+                                                 r"\['ReLU'\]"):
+        registry = _in_process(plain)
+        with pytest.raises(ValueError, match="plain"):
+            registry.activate("plain")
+
+
+def test_explain_marks_the_winner(monkeypatch):
+    text = explain("ReLU", nn.Context(["cpu:float"]))
+    assert "-> selected" in text and "crosses" not in text
 
 
 def test_explain_says_which_kernel_wins_and_that_it_crosses_array_families():
