@@ -2,14 +2,14 @@
 
 Each wrapper has nnabla's signature (inputs, arguments, ``n_outputs=-1,
 outputs=None``) as a real ``inspect.Signature`` and a docstring generated from
-the spec, and calls :func:`nnabla._graph_api.call_function`.
+the spec, and calls :func:`nnabla._dispatch.call_function`.
 """
 from __future__ import annotations
 
 import inspect
 import keyword
 
-from ._graph_api import call, call_function
+from ._dispatch import call, call_function
 from ._spec.base import REQUIRED
 
 _P = inspect.Parameter

@@ -122,7 +122,7 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
 
 
 def _accumulate(grads, node, g):
-    from ._graph_api import call_function
+    from ._dispatch import call_function
     key = id(node)
     if g.shape != node.data.shape:
         g = call_function("Reshape", g, shape=node.data.shape, inplace=False)

@@ -13,14 +13,14 @@ import weakref
 import numpy as np
 
 from . import _execute
+from ._state import STATE
 from ._array import F32
 
-VERSION = [0]
 _plans = weakref.WeakKeyDictionary()    # root node -> (version, Plan)
 
 
 def bump():
-    VERSION[0] += 1
+    STATE.graph_version += 1
 
 
 def link(f, in_nodes, out_nodes):
@@ -30,7 +30,7 @@ def link(f, in_nodes, out_nodes):
             n.refs.append(ref)
     for n in out_nodes:
         n.parent = f
-    VERSION[0] += 1
+    STATE.graph_version += 1
 
 
 def mark_needed(f, in_nodes, out_nodes):
@@ -95,14 +95,14 @@ def get_plan(roots):
     key = roots[0] if len(roots) == 1 else None
     if key is not None:
         cached = _plans.get(key)
-        if cached is not None and cached[0] == VERSION[0]:
+        if cached is not None and cached[0] == STATE.graph_version:
             return cached[1]
     functions = topological_functions(roots)
     for f in functions:
         _check_shapes(f)
     plan = Plan(list(roots), functions)
     if key is not None:
-        _plans[key] = (VERSION[0], plan)
+        _plans[key] = (STATE.graph_version, plan)
     return plan
 
 

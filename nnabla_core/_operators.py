@@ -15,7 +15,7 @@ def _is_scalar(v):
 
 
 def _call(name, *inputs, **args):
-    from ._graph_api import call_function
+    from ._dispatch import call_function
     return call_function(name, *inputs, **args)
 
 

@@ -7,7 +7,7 @@ from . import _graph
 from ._array import SyncedArray
 from .array_family import HOST
 from ._variable import Variable, VarNode, variable_of
-from .auto_forward import STATE as _AUTO
+from ._state import STATE
 
 
 def call(func, inputs, n_outputs, outputs):
@@ -25,7 +25,7 @@ def call(func, inputs, n_outputs, outputs):
     outs = [variable_of(o) for o in out_nodes]
     func.setup_impl(list(inputs), outs)
     _graph.link(func, in_nodes, out_nodes)
-    if _AUTO[0]:
+    if STATE.auto_forward:
         run_forward(func)
         for node in in_nodes + out_nodes:
             node.needed = True

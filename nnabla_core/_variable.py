@@ -199,7 +199,7 @@ class Variable:
             v._node.data = self._node.data.view(shape)
             v._node.grad = self._node.grad.view(shape)
             return v
-        from ._graph_api import call_function
+        from ._dispatch import call_function
         return call_function("Reshape", self, shape=shape, inplace=True)
 
     # -- flags ----------------------------------------------------------------------------

@@ -3,17 +3,17 @@ from __future__ import annotations
 
 import contextlib
 
-STATE = [False]
+from ._state import STATE
 
 
 def get_auto_forward():
     """Whether functions currently run as soon as they are created."""
-    return STATE[0]
+    return STATE.auto_forward
 
 
 def set_auto_forward(auto):
     """Turn auto-forward (dynamic graph) mode on or off globally."""
-    STATE[0] = bool(auto)
+    STATE.auto_forward = bool(auto)
 
 
 @contextlib.contextmanager
@@ -28,9 +28,9 @@ def auto_forward(auto=True):
         >>> y.d
         array([2., 2.], dtype=float32)
     """
-    previous = STATE[0]
-    STATE[0] = bool(auto)
+    previous = STATE.auto_forward
+    STATE.auto_forward = bool(auto)
     try:
         yield
     finally:
-        STATE[0] = previous
+        STATE.auto_forward = previous

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import contextlib
 
+from ._state import STATE
+
 
 class Context:
     """Where and in which precision functions run.
@@ -41,13 +43,13 @@ class Context:
     __str__ = __repr__
 
 
-_default = [Context(["cpu:float"], "", "0")]
-_stack = []
+STATE.default_context = Context(["cpu:float"], "", "0")     # nnabla's default context
+_stack = STATE.context_stack
 
 
 def get_current_context():
     """The context new functions are created in: the innermost scope's, else the default."""
-    return _stack[-1] if _stack else _default[0]
+    return _stack[-1] if _stack else STATE.default_context
 
 
 def set_default_context(ctx):
@@ -55,7 +57,7 @@ def set_default_context(ctx):
     if not isinstance(ctx, Context):
         raise TypeError(f"nn.set_default_context: argument 'ctx' is of type "
                         f"{type(ctx).__name__}; expected nnabla.Context")
-    _default[0] = ctx
+    STATE.default_context = ctx
 
 
 @contextlib.contextmanager

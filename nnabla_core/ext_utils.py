@@ -118,6 +118,6 @@ def explain(function, ctx=None, **args):
 
 def set_strict_fallback(strict=True):
     """Make a resolution that crosses to another device family an error instead of a log line."""
-    from ._graph_api import clear_memo
-    _resolve.STRICT[0] = bool(strict)
-    clear_memo()
+    from ._state import STATE, clear_caches
+    STATE.strict_fallback = bool(strict)
+    clear_caches()

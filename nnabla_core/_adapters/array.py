@@ -6,7 +6,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 
 __all__ = [
     "concatenate",

@@ -1,7 +1,7 @@
 """``F.*`` wrappers of the extra array functions whose signature differs from the type's."""
 from __future__ import annotations
 
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 
 __all__ = ["pad_packed_sequence"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 
 __all__ = ["linspace", "nms_detection2d", "onnx_non_max_suppression"]
 

@@ -5,7 +5,7 @@ result to ``(N, C_y, C_x, H_o, W_o)``.
 """
 from __future__ import annotations
 
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 
 __all__ = ["patch_correlation"]
 

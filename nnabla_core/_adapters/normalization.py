@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 from nnabla._nd_array import NdArray
 from nnabla._variable import Variable
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from nnabla._adapters.normalization import _check_running, _constant, _list
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 
 __all__ = ["spectral_norm", "sync_batch_normalization"]
 

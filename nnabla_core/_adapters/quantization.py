@@ -6,7 +6,7 @@ added) and ``quantize_linear`` takes a numpy dtype where the function type has a
 from __future__ import annotations
 
 import numpy as np
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 
 __all__ = ["fixed_point_quantize", "min_max_quantize", "pow2_quantize", "quantize_linear"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 
 __all__ = ["sum", "mean", "max", "min", "prod", "norm", "reduce"]
 

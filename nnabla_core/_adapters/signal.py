@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 
 __all__ = ["interpolate", "istft", "onnx_resize", "stft"]
 

@@ -25,7 +25,7 @@ def kernel_for(type_name, in_shapes, args, ctx):
     Returns:
         (:class:`nnabla._execute.Call`, output shapes).
     """
-    from .._graph_api import _setup
+    from .._dispatch import _setup
     from .._spec import SPECS
     spec = SPECS[type_name]
     in_shapes = tuple(None if s is None else tuple(s) for s in in_shapes)

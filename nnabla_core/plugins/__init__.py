@@ -55,14 +55,14 @@ def solver_rule(type_name, ctx):
 
 
 def _note_solver_fallback(type_name, backends, backend):
-    from .resolve import STRICT
+    from .._state import STATE
     wanted = REGISTRY.extensions[parse_backend(backends[0])[0]][0].family
     found = REGISTRY.extensions[backend][0].family
     if wanted == found:
         return
     what = (f"S.{type_name}: no update rule on '{backends[0]}' (array family '{wanted}'); "
             f"the rule of '{backend}' (array family '{found}')")
-    if STRICT[0]:
+    if STATE.strict_fallback:
         raise NotImplementedError(f"{what} would run instead (strict mode)")
     key = (type_name, tuple(backends))
     if key not in _logged_solver_fallbacks:

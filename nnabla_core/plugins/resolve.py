@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import logging
 
+from .._state import STATE, cache
 from ..array_family import family as _family
 from ..array_family import register_family
 from ..kernel import declines_some_arguments
 from . import REGISTRY, parse_backend
 
 logger = logging.getLogger("nnabla")
-_memo = {}
+_memo = cache()
 _logged_fallbacks = set()
-STRICT = [False]
 
 
 class Binding:
@@ -74,7 +74,7 @@ def _note_fallback(spec, binding, backends):
         return
     what = (f"{spec.api_name}: no kernel on '{backends[0]}' (array family '{first_family}'); "
             f"'{binding.backend}:{binding.type_config}' (array family '{binding.family.name}')")
-    if STRICT[0]:
+    if STATE.strict_fallback:
         raise NotImplementedError(f"{what} would run instead (strict mode)")
     key = (spec.name, backends)
     if key not in _logged_fallbacks:
@@ -146,7 +146,7 @@ def _explain_crossing(first_family, family):
     if family == first_family:
         return ""
     note = f" (crosses from array family '{first_family}' to '{family}'"
-    return note + ("; strict mode: raises NotImplementedError)" if STRICT[0]
+    return note + ("; strict mode: raises NotImplementedError)" if STATE.strict_fallback
                    else "; arrays are synchronised)")
 
 

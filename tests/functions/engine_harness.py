@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 import nnabla as nn
-from nnabla._graph_api import call_function
+from nnabla._dispatch import call_function
 from nnabla._spec import SPECS
 
 

@@ -19,20 +19,13 @@ from ._nd_array import NdArray
 from ._spec import SPECS
 from ._spec.binding import bind_args, infer
 from ._variable import Variable, VarNode
-from .auto_forward import STATE as _AUTO
-from .context import _default as _ctx_default
-from .context import _stack as _ctx_stack
-from ._runtime_flags import FLAGS as _FLAGS
+from ._state import STATE, cache
 from .function import Function
 from .plugins import REGISTRY
 from .plugins.resolve import resolve
 
-_memo = {}
+_memo = cache()
 _MEMO_LIMIT = 50000
-
-
-def clear_memo():
-    _memo.clear()
 
 
 def _setup(spec, in_shapes, kw, ctx, n_outputs):
@@ -84,7 +77,8 @@ def _shapes(spec, inputs):
 def call(spec, inputs, kw, n_outputs=-1, outputs=None):
     """Run or build ``spec`` on ``inputs`` (a tuple) with arguments ``kw`` (a dict)."""
     in_shapes, imperative = _shapes(spec, inputs)
-    ctx = _ctx_stack[-1] if _ctx_stack else _ctx_default[0]
+    stack = STATE.context_stack
+    ctx = stack[-1] if stack else STATE.default_context
     args, out_shapes, binding, plan, kernel, runner = _setup(spec, in_shapes, kw, ctx, n_outputs)
     if imperative and runner is not None and outputs is None:
         return NdArray._wrap(runner(inputs))
@@ -150,7 +144,7 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan, 
             if n is not None and n.need_grad:
                 need_grad = True
                 break
-    auto = _AUTO[0]
+    auto = STATE.auto_forward
     computed = auto and runner is not None and outputs is None
     if computed:            # run first, then wrap the result: one array, no second store
         out_nodes = [VarNode(out_shapes[0], need_grad, data=runner(inputs))]
@@ -158,7 +152,7 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan, 
         out_nodes = [VarNode(shape, need_grad) for shape in out_shapes]
     else:
         out_nodes = _given_outputs(outputs, out_shapes, need_grad)
-    if _FLAGS["global_recompute"]:
+    if STATE.global_recompute:
         for n in out_nodes:
             n.recompute = True
     f = Function(spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan)
