@@ -24,6 +24,9 @@ from .parameter import (clear_parameters, get_current_parameter_scope,  # noqa: 
 from .random import seed  # noqa: E402,F401
 from ._runtime_flags import prefer_cached_array, set_global_recompute  # noqa: E402,F401
 from ._grad import grad  # noqa: E402,F401
+from . import _operators  # noqa: E402
+
+_operators.install_all()      # the methods of NdArray and Variable that run functions
 
 
 def forward_all(variables, clear_buffer=False, clear_no_need_grad=False,

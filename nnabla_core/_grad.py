@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import _graph
+from ._dispatch import call_function
+from ._kernel_grad import KernelGrad, kernel_grads
 from ._nd_array import NdArray
 from ._variable import Variable, variable_of
+from .backward_functions import registry
 
 
 def _as_grad_variable(value, shape):
@@ -38,8 +41,6 @@ def _reaching(order, targets):
 
 
 def _backward_of(f, wrt, grad_outputs, inputs, outputs):
-    from ._kernel_grad import KernelGrad, kernel_grads
-    from .backward_functions import registry
     backward = registry.get(f.info.type_name)     # PythonFunctions may register by name too
     if backward is None:
         if isinstance(f, KernelGrad):
@@ -122,7 +123,6 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
 
 
 def _accumulate(grads, node, g):
-    from ._dispatch import call_function
     key = id(node)
     if g.shape != node.data.shape:
         g = call_function("Reshape", g, shape=node.data.shape, inplace=False)

@@ -13,8 +13,10 @@ import weakref
 import numpy as np
 
 from . import _execute
+from ._array import F32, SyncedArray
+from ._spec.binding import infer
 from ._state import STATE
-from ._array import F32
+from .array_family import HOST
 
 _plans = weakref.WeakKeyDictionary()    # root node -> (version, Plan)
 
@@ -111,7 +113,6 @@ def _check_shapes(f):
     shapes = [None if n is None else n.data.shape for n in f.in_nodes]
     if f.python or shapes == list(f.kernel.in_shapes):
         return
-    from ._spec.binding import infer
     args, out_shapes = infer(f.spec, shapes, dict(f._args), len(f.out_refs))
     f.kernel = _execute.new_kernel(f.binding, f.spec, args, shapes, out_shapes)
     for ref, shape in zip(f.out_refs, out_shapes):
@@ -220,8 +221,7 @@ def _forward(roots, clear_buffer, clear_no_need_grad, pre_hook, post_hook):
 
 
 def _python_forward(f):
-    from ._python_function import run_forward
-    run_forward(f)
+    f.forward_impl(f.inputs, f.outputs)
 
 
 # -- backward ------------------------------------------------------------------------------
@@ -236,34 +236,11 @@ class _Pass:
         self.written = set()
 
 
-def _seed(root, grad):
-    """The gradient backward starts from at ``root``, as a SyncedArray (any family)."""
-    if grad is None:
-        return root.grad
-    from ._nd_array import NdArray
-    shape = root.data.shape
-    if isinstance(grad, NdArray):
-        if grad.shape == shape:
-            return grad._array
-        grad = grad.data
-    if np.ndim(grad) == 0 and not isinstance(grad, np.ndarray):
-        return _execute.output_seed(shape, float(grad))
-    arr = np.asarray(grad, dtype=np.float32)     # a user's host array
-    if arr.shape != shape:
-        try:
-            arr = np.broadcast_to(arr, shape)
-        except ValueError:
-            raise ValueError(f"Variable.backward: argument 'grad' has shape {arr.shape}; "
-                             f"expected {shape}") from None
-    seed = _execute.output_seed(shape, 0)
-    seed.set(np.array(arr, dtype=np.float32))
-    return seed
-
-
-def backward(root, grad=1, clear_buffer=False, communicator_callbacks=None,
+def backward(root, seed, clear_buffer=False, communicator_callbacks=None,
              pre_hook=None, post_hook=None):
+    """Back-propagate from node ``root`` starting from gradient ``seed`` (a SyncedArray)."""
     with np.errstate(**_QUIET):
-        _backward(root, grad, clear_buffer, communicator_callbacks, pre_hook, post_hook)
+        _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_hook)
 
 
 def _backward_steps(plan):
@@ -284,11 +261,11 @@ def _backward_steps(plan):
     return steps
 
 
-def _backward(root, grad, clear_buffer, communicator_callbacks, pre_hook, post_hook):
+def _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_hook):
     plan = get_plan([root])
     if not plan.functions:
         return
-    state = _Pass(root, _seed(root, grad))
+    state = _Pass(root, seed)
     callbacks = _as_list(communicator_callbacks)
     steps = _backward_steps(plan)
     if not (callbacks or clear_buffer or pre_hook or post_hook):
@@ -344,9 +321,31 @@ def recompute(node):
         f.run_forward(replay=True)
 
 
-def _python_backward(f, pd, state):
-    from ._python_function import run_backward
-    run_backward(f, pd, state)
+def _python_backward(f, propagate_down, state):
+    """A PythonFunction's step: ``backward_impl`` with nnabla's accum flags, seeing the
+    pass's output gradients (the root's seed; zeros for outputs not yet written)."""
+    outs = [r() for r in f.out_refs]
+    swapped = []
+    for node in outs:
+        if node is None:
+            continue
+        if node is state.root:
+            saved = node.grad
+            tmp = SyncedArray(saved.shape, saved.dtype)
+            tmp.set(HOST.copy(state.seed.get(saved.dtype, HOST)))    # it reads .g on the host
+            node.grad = tmp
+            swapped.append((node, saved))
+        elif id(node) not in state.written:
+            node.grad.zero()
+    accum = [n.parent is None or id(n) in state.written for n in f.in_nodes]
+    try:
+        f.backward_impl(f.inputs, f.outputs, list(propagate_down), accum)
+    finally:
+        for node, saved in swapped:
+            node.grad = saved
+    for n, pd in zip(f.in_nodes, propagate_down):
+        if pd:
+            state.written.add(id(n))
 
 
 def _backward_runner(f, pd):

@@ -7,6 +7,7 @@ import numpy as np
 
 from ._array import SyncedArray
 from .array_family import HOST
+from .plugins.resolve import family_of_context
 
 
 def _as_dtype(dtype):
@@ -133,7 +134,6 @@ class NdArray:
             a.dtype = _as_dtype(dtype)
         if ctx is None:
             return a.cast(a.dtype, HOST)
-        from .plugins.resolve import family_of_context
         a.cast(a.dtype, family_of_context(ctx))
         return None
 
@@ -177,10 +177,6 @@ class NdArray:
     def __hash__(self):
         return id(self._array)
 
-    def __getitem__(self, key):
-        from ._adapters.array import getitem
-        return getitem(self, key)
-
     def __setitem__(self, key, value):
         if isinstance(value, NdArray):
             value = value.data
@@ -193,9 +189,3 @@ class NdArray:
         return out
 
 
-def _install_operators(cls):
-    from . import _operators
-    _operators.install(cls, inplace=cls is NdArray)
-
-
-_install_operators(NdArray)

@@ -1,5 +1,8 @@
-"""Arithmetic operators of Variable and NdArray, mapped to nnabla's functions.
+"""The methods of Variable and NdArray that run functions: arithmetic operators, indexing
+and ``Variable.reshape``.
 
+They sit above the dispatcher, so :func:`install` attaches them to the classes once every
+module is loaded (``nnabla/__init__``); the classes themselves never import the dispatcher.
 The mapping follows nnabla exactly: ``x - 1`` is AddScalar(-1), ``x / 2`` is
 MulScalar(0.5), ``-x`` is MulScalar(-1) and ``+x`` returns ``x``.
 """
@@ -9,19 +12,17 @@ import numbers
 
 import numpy as np
 
+from ._adapters.array import getitem
+from ._dispatch import call_function as _call
+from ._nd_array import NdArray
+from ._variable import Variable
+
 
 def _is_scalar(v):
     return isinstance(v, (numbers.Number, np.number)) and not isinstance(v, (bool, np.bool_))
 
 
-def _call(name, *inputs, **args):
-    from ._dispatch import call_function
-    return call_function(name, *inputs, **args)
-
-
 def _arrayish(cls, v):
-    from ._nd_array import NdArray
-    from ._variable import Variable
     return isinstance(v, (NdArray, Variable))
 
 
@@ -85,6 +86,26 @@ def _inplace(op):
         self._array.assign(result._array)
         return self
     return iop
+
+
+def _reshape(self, shape, unlink=False):
+    """A variable of ``shape`` sharing this one's data (and grad); linked unless ``unlink``."""
+    shape = tuple(shape)
+    if unlink:
+        v = Variable(shape, need_grad=self.need_grad)
+        v._node.data = self._node.data.view(shape)
+        v._node.grad = self._node.grad.view(shape)
+        return v
+    return _call("Reshape", self, shape=shape, inplace=True)
+
+
+def install_all():
+    """Attach the function-running methods to NdArray and Variable."""
+    install(NdArray, inplace=True)
+    install(Variable, inplace=False)
+    NdArray.__getitem__ = getitem
+    Variable.__getitem__ = getitem
+    Variable.reshape = _reshape
 
 
 def install(cls, inplace):

@@ -12,9 +12,11 @@ import weakref
 
 import numpy as np
 
+from . import _execute
 from ._array import F32, SyncedArray
 from .array_family import HOST
-from ._nd_array import NdArray, _install_operators
+from . import _graph
+from ._nd_array import NdArray
 
 
 class VarNode:
@@ -67,6 +69,29 @@ def variable_of(node):
     return v
 
 
+def _seed(root, grad):
+    """The gradient backward starts from at ``root``, as a SyncedArray (any family)."""
+    if grad is None:
+        return root.grad
+    shape = root.data.shape
+    if isinstance(grad, NdArray):
+        if grad.shape == shape:
+            return grad._array
+        grad = grad.data
+    if np.ndim(grad) == 0 and not isinstance(grad, np.ndarray):
+        return _execute.output_seed(shape, float(grad))
+    arr = np.asarray(grad, dtype=np.float32)     # a user's host array
+    if arr.shape != shape:
+        try:
+            arr = np.broadcast_to(arr, shape)
+        except ValueError:
+            raise ValueError(f"Variable.backward: argument 'grad' has shape {arr.shape}; "
+                             f"expected {shape}") from None
+    seed = _execute.output_seed(shape, 0)
+    seed.set(np.array(arr, dtype=np.float32))
+    return seed
+
+
 def _shape_arg(shape, api):
     if isinstance(shape, numbers.Integral):
         return (int(shape),)
@@ -82,6 +107,9 @@ def _shape_arg(shape, api):
 
 class Variable:
     """A node of a computation graph holding data and gradient.
+
+    Its operators, indexing and ``reshape`` run functions; :mod:`nnabla._operators`
+    attaches them.
 
     Args:
         shape (tuple of int): shape of the variable.
@@ -188,19 +216,7 @@ class Variable:
         else:
             node.data.reshape(shape)
             node.grad.reshape(shape)
-        from . import _graph
         _graph.bump()   # cached plans re-infer the shapes of the functions downstream
-
-    def reshape(self, shape, unlink=False):
-        """A variable of ``shape`` sharing this one's data (and grad); linked unless ``unlink``."""
-        shape = tuple(shape)
-        if unlink:
-            v = Variable(shape, need_grad=self.need_grad)
-            v._node.data = self._node.data.view(shape)
-            v._node.grad = self._node.grad.view(shape)
-            return v
-        from ._dispatch import call_function
-        return call_function("Reshape", self, shape=shape, inplace=True)
 
     # -- flags ----------------------------------------------------------------------------
     @property
@@ -209,7 +225,6 @@ class Variable:
 
     @need_grad.setter
     def need_grad(self, value):
-        from . import _graph
         node = self._node
         node.need_grad = bool(value)
         if node.parent is not None:
@@ -222,7 +237,6 @@ class Variable:
 
     @persistent.setter
     def persistent(self, value):
-        from . import _graph
         self._node.persistent = bool(value)
         _graph.bump()  # cached clear_buffer schedules depend on it
 
@@ -232,7 +246,6 @@ class Variable:
 
     @recompute.setter
     def recompute(self, value):
-        from . import _graph
         self._node.recompute = bool(value)
         _graph.bump()
 
@@ -257,7 +270,6 @@ class Variable:
 
     @parent.setter
     def parent(self, func):
-        from . import _graph
         _graph.set_parent(self._node, func)
 
     @property
@@ -269,7 +281,6 @@ class Variable:
     def forward(self, clear_buffer=False, clear_no_need_grad=False,
                 function_pre_hook=None, function_post_hook=None):
         """Run the graph up to this variable (see ``nnabla.forward_all``)."""
-        from . import _graph
         _graph.forward([self._node], clear_buffer, clear_no_need_grad,
                        function_pre_hook, function_post_hook)
 
@@ -282,9 +293,8 @@ class Variable:
                 or None to use the current ``self.g``. This variable's ``g`` is not changed.
             clear_buffer (bool): release intermediate buffers as soon as possible.
         """
-        from . import _graph
-        _graph.backward(self._node, grad, clear_buffer, communicator_callbacks,
-                        function_pre_hook, function_post_hook)
+        _graph.backward(self._node, _seed(self._node, grad), clear_buffer,
+                        communicator_callbacks, function_pre_hook, function_post_hook)
 
     def get_unlinked_variable(self, need_grad=None):
         """A new variable sharing data and grad, without a parent."""
@@ -301,18 +311,15 @@ class Variable:
 
     def rewire_on(self, var):
         """Put the graph that consumes this variable on top of ``var``'s graph."""
-        from . import _graph
         _graph.rewire_on(self._node, var._node)
 
     def visit(self, f):
         """Call ``f(function)`` for every function of the graph, in forward order."""
-        from . import _graph
         for func in _graph.topological_functions([self._node]):
             f(func)
 
     def visit_check(self, f):
         """Like :meth:`visit`; returns True (and stops) once ``f`` returns True."""
-        from . import _graph
         for func in _graph.topological_functions([self._node]):
             if f(func):
                 return True
@@ -320,12 +327,10 @@ class Variable:
 
     def clear_all_graph_links(self):
         """Cut the graph behind this variable (truncated backprop through time)."""
-        from . import _graph
         _graph.clear_all_graph_links(self._node)
 
     def no_grad(self):
         """A copy of this graph with need_grad False everywhere (static graphs)."""
-        from . import _graph
         return _graph.no_grad_copy(self)
 
     @property
@@ -347,10 +352,6 @@ class Variable:
     def __hash__(self):
         return hash((id(self._node.data), id(self._node.grad)))
 
-    def __getitem__(self, key):
-        from ._adapters.array import getitem
-        return getitem(self, key)
-
 
 class _VariableInfo:
     def __init__(self, v):
@@ -364,4 +365,3 @@ class _VariableInfo:
         return f"VariableInfo(shape={self.shape}, need_grad={self.need_grad})"
 
 
-_install_operators(Variable)

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import importlib
 
+from ._spec import BY_SNAKE, SPECS
+from ._spec.binding import bind_args
+from ._state import STATE, clear_caches
+from .context import get_current_context
 from .plugins import REGISTRY
-from .plugins.manager import ALLOW_ENV
 from .plugins import resolve as _resolve
+from .plugins.manager import ALLOW_ENV
 
 __all__ = ["get_extension_context", "import_extension_module", "list_extensions",
            "list_plugins", "explain", "set_strict_fallback"]
@@ -107,9 +111,6 @@ def explain(function, ctx=None, **args):
         >>> print(explain('ReLU', nn.Context(['cpu:float'])).splitlines()[1])  # doctest: +ELLIPSIS
           cpu:float: ...ReLU accepts -> selected
     """
-    from ._spec import BY_SNAKE, SPECS
-    from ._spec.binding import bind_args
-    from .context import get_current_context
     spec = SPECS.get(function) or BY_SNAKE.get(getattr(function, "__name__", function))
     if spec is None:
         raise ValueError(f"explain: unknown function {function!r}")
@@ -118,6 +119,5 @@ def explain(function, ctx=None, **args):
 
 def set_strict_fallback(strict=True):
     """Make a resolution that crosses to another device family an error instead of a log line."""
-    from ._state import STATE, clear_caches
     STATE.strict_fallback = bool(strict)
     clear_caches()

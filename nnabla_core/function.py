@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import weakref
 
-from . import _execute, _graph
+from . import _execute, _graph, _python_function
 from ._array import SyncedArray
+from ._spec.binding import infer
+from ._variable import variable_of
+from .context import get_current_context
 
 
 class FunctionInfo:
@@ -77,12 +80,10 @@ class Function:
 
     @property
     def inputs(self):
-        from ._variable import variable_of
         return [variable_of(n) for n in self.in_nodes if n is not None]
 
     @property
     def outputs(self):
-        from ._variable import variable_of
         return [variable_of(n) for n in (r() for r in self.out_refs) if n is not None]
 
     def min_outputs(self):
@@ -94,7 +95,6 @@ class Function:
     def setup(self, inputs, outputs):
         """Check ``inputs`` against this function, rebind the kernel to their shapes and shape
         ``outputs`` accordingly."""
-        from ._spec.binding import infer
         shapes = [None if v is None else v.shape for v in self._expand(inputs)]
         args, out_shapes = infer(self.spec, shapes, dict(self._args), len(outputs))
         if shapes != list(self.kernel.in_shapes):
@@ -274,7 +274,6 @@ class PythonFunction:
 
     @property
     def ctx(self):
-        from .context import get_current_context
         return self._ctx if self._ctx is not None else get_current_context()
 
     @property
@@ -322,17 +321,14 @@ class PythonFunction:
         self.backward_impl(inputs, outputs, propagate_down, accum)
 
     def __call__(self, *inputs, n_outputs=-1, auto_forward=None, outputs=None):
-        from . import _python_function
         return _python_function.call(self, inputs, n_outputs, outputs)
 
     @property
     def inputs(self):
-        from ._variable import variable_of
         return [variable_of(n) for n in self.in_nodes]
 
     @property
     def outputs(self):
-        from ._variable import variable_of
         return [variable_of(n) for n in (r() for r in self.out_refs) if n is not None]
 
     def __repr__(self):

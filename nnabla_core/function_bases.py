@@ -9,7 +9,9 @@ Example:
     >>> FB.patch_correlation.__name__
     'patch_correlation'
 """
-from .functions import BASES as _BASES
+from ._function_wrappers import make_wrapper as _make_wrapper
+from ._spec import SPECS as _SPECS
 
-globals().update(_BASES)
-__all__ = sorted(_BASES)
+BASES = {spec.snake: _make_wrapper(spec) for spec in _SPECS.values()}
+globals().update(BASES)
+__all__ = sorted(BASES)

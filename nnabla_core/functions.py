@@ -5,17 +5,13 @@ auto-forward) or ``NdArray`` (running at once, returning ``NdArray``).
 """
 from __future__ import annotations
 
-from ._function_wrappers import make_wrapper as _make_wrapper
+from . import function_bases as _function_bases
 from ._modules import category_modules as _category_modules
 from ._spec import CATEGORY_MODULES as _CATEGORIES
-from ._spec import SPECS as _SPECS
 
-__all__ = []
-BASES = {}       # the spec-generated functions, before adapters replace some (function_bases)
-
-for _spec in _SPECS.values():
-    BASES[_spec.snake] = globals()[_spec.snake] = _make_wrapper(_spec)
-    __all__.append(_spec.snake)
+BASES = _function_bases.BASES   # the spec-generated functions, before adapters replace some
+__all__ = list(BASES)
+globals().update(BASES)
 
 # "composite": F members built from other F calls, with no spec category of their own
 for _category, _module in _category_modules("nnabla._adapters", _CATEGORIES + ("composite",)):
@@ -24,6 +20,4 @@ for _category, _module in _category_modules("nnabla._adapters", _CATEGORIES + ("
         if _name not in __all__:
             __all__.append(_name)
 
-del _spec, _category, _module
-
-from . import function_bases as _function_bases  # noqa: E402,F401 - makes nn.function_bases
+del _category, _module

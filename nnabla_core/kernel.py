@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import random as nn_random
+
 __all__ = ["Kernel", "unbroadcast", "rng_for"]
 
 
@@ -115,5 +117,4 @@ def rng_for(seed):
     backend, so a seed gives the same numbers on every device; a device kernel moves them
     with ``xp.asarray``.
     """
-    from . import random as nn_random
     return nn_random.function_rng(seed)

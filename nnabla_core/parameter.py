@@ -23,7 +23,8 @@ from contextlib import contextmanager
 
 import numpy
 
-from ._parametric.files import load_parameters, save_parameters
+from ._parametric import files as _files
+from ._variable import Variable
 
 __all__ = [
     "clear_parameters", "get_current_parameter_scope", "get_parameter", "get_parameter_or_create",
@@ -188,15 +189,8 @@ def set_parameter(key, param):
     scope[leaf] = param
 
 
-def _variable_class():
-    import nnabla
-
-    return nnabla.Variable
-
-
 def _create_parameter(name, initializer, shape, need_grad):
     """Creates a new parameter variable from ``initializer`` (None means zeros)."""
-    Variable = _variable_class()
     api = "nn.parameter.get_parameter_or_create"
     if initializer is None:
         if shape is None:
@@ -351,3 +345,71 @@ def set_parameter_from_proto(proto):
         var = get_parameter_or_create(parameter.variable_name, dims,
                                       need_grad=parameter.need_grad)
         var.d = numpy.reshape(numpy.asarray(parameter.data, dtype=numpy.float32), dims)
+
+
+def load_parameters(path, proto=None, needs_proto=False, extension=".nntxt"):
+    """Loads parameters from a file and registers them under the current scope.
+
+    Each dataset of an ``.h5`` file becomes the parameter of the same path, created if
+    absent (with the stored ``need_grad``) and overwritten otherwise, in the stored
+    ``index`` order. The whole file is read and checked before any parameter changes.
+
+    Args:
+        path (str, os.PathLike or file object): The file; its extension picks the
+            format (``extension`` is used for file objects).
+        proto: Unused for ``.h5``; returned as given.
+        needs_proto (bool): Must be False (protobuf output is not supported yet).
+        extension (str): Format of a file-object ``path``.
+
+    Returns:
+        The ``proto`` argument.
+
+    Raises:
+        FileNotFoundError: If ``path`` does not exist.
+        ValueError: If the file is not a valid parameter file (with the reason), or a
+            stored shape differs from an existing parameter's shape.
+        NotImplementedError: For ``.protobuf``/``.nntxt``/``.nnp`` or ``needs_proto``.
+    """
+    api = "nn.load_parameters"
+    ext = _files.file_extension(path, extension, api)
+    if ext != ".h5":
+        raise _files.unsupported(ext, api)
+    if needs_proto:
+        raise NotImplementedError(f"{api}: needs_proto=True is not supported yet")
+    entries = _files.h5_parameters.read_parameter_file(path)
+    for key, values, need_grad in entries:
+        existing = get_parameter(key)
+        if existing is not None and tuple(existing.shape) != values.shape:
+            raise ValueError(
+                f"{api}: parameter '{key}' in the file has shape {values.shape}; the existing "
+                f"parameter has shape {tuple(existing.shape)}")
+    for key, values, need_grad in entries:
+        var = get_parameter_or_create(key, values.shape, need_grad=need_grad)
+        var.data.cast(values.dtype)[...] = values
+    return proto
+
+
+def save_parameters(path, params=None, extension=None):
+    """Saves parameters to a file (``.h5``), atomically.
+
+    The file gets one dataset per parameter at its '/'-joined name, with attributes
+    ``need_grad`` and ``index`` (the order). A path target is written to a temporary
+    file in the same folder and renamed over ``path`` only when complete.
+
+    Args:
+        path (str, os.PathLike or file object): Destination.
+        params (dict, optional): ``{name: Variable}``; all parameters under the current
+            scope (including ``need_grad=False`` ones) when None.
+        extension (str, optional): Format of a file-object ``path`` (e.g. ``'.h5'``).
+
+    Raises:
+        ValueError: For an unknown extension or parameter names that collide.
+        NotImplementedError: For ``.protobuf``/``.nntxt``/``.nnp``.
+    """
+    api = "nn.save_parameters"
+    ext = _files.file_extension(path, extension, api)
+    if ext != ".h5":
+        raise _files.unsupported(ext, api)
+    if params is None:
+        params = get_parameters(grad_only=False)
+    _files.h5_parameters.write_parameter_file(path, params)

@@ -15,6 +15,8 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _solver_states
+from .context import get_current_context
+from .plugins.resolve import solver_binding
 
 STEP_LIMIT = 2**32 - 2  # nnabla's uint32 step counter saturates here
 
@@ -36,12 +38,10 @@ def _find_rule(type_name, ctx):
     Raises:
         NotImplementedError: no installed backend of ``ctx`` has the rule.
     """
-    from .plugins.resolve import solver_binding
     return solver_binding(type_name, ctx)
 
 
 def _current_context():
-    from .context import get_current_context
     return get_current_context()
 
 

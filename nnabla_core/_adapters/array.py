@@ -7,6 +7,8 @@ import numbers
 
 import numpy as np
 from nnabla._dispatch import call_function
+from nnabla._nd_array import NdArray
+from nnabla._variable import Variable
 
 __all__ = [
     "concatenate",
@@ -93,7 +95,6 @@ def sort(x, axis=-1, reverse=False, with_index=False, only_index=False):
 
 def _as_index_array(like, indices):
     """``indices`` as a Variable or NdArray (matching ``like``) of integers."""
-    from nnabla import NdArray, Variable
     if isinstance(indices, (Variable, NdArray)):
         return indices
     indices = np.asarray(indices)
@@ -126,7 +127,6 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
     Raises:
         TypeError: unless exactly one of ``shape`` and ``out`` is given.
     """
-    from nnabla import NdArray, Variable
     if shape is None and out is None:
         raise TypeError("F.scatter_nd: one of the arguments 'shape' and 'out' is required")
     if shape is not None and out is not None:

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import logging
 
+from .._state import STATE
 from .hookspecs import hookimpl  # noqa: F401
-from .manager import (ENTRY_POINT_GROUP, PLUGIN_API_VERSION, NnablaPluginWarning,  # noqa: F401
-                      PluginError, Registry)
-from .types import (ArrayFamily, CommunicatorSet, Extension, KernelSet, PluginInfo,  # noqa: F401
-                    SolverKernelSet)
+from .manager import (  # noqa: F401
+    ENTRY_POINT_GROUP,
+    PLUGIN_API_VERSION,
+    NnablaPluginWarning,
+    PluginError,
+    Registry,
+)
+from .types import ArrayFamily, CommunicatorSet, Extension, KernelSet, PluginInfo, SolverKernelSet  # noqa: F401
 
 REGISTRY = Registry()
 _logger = logging.getLogger("nnabla")
@@ -55,7 +60,6 @@ def solver_rule(type_name, ctx):
 
 
 def _note_solver_fallback(type_name, backends, backend):
-    from .._state import STATE
     wanted = REGISTRY.extensions[parse_backend(backends[0])[0]][0].family
     found = REGISTRY.extensions[backend][0].family
     if wanted == found:
