@@ -1,36 +1,15 @@
 """Builds the ``F.*`` functions from the spec table.
 
-Each wrapper has nnabla's signature (inputs, arguments, ``n_outputs=-1,
-outputs=None``) as a real ``inspect.Signature`` and a docstring generated from
-the spec, and calls :func:`nnabla._dispatch.call_function`.
+Each wrapper is generated code with nnabla's signature (inputs, arguments,
+``n_outputs=-1, outputs=None``) and a docstring from the spec, and calls
+:func:`nnabla._dispatch.call`.
 """
 from __future__ import annotations
 
-import inspect
 import keyword
 
-from ._dispatch import call, call_function
+from ._dispatch import call
 from ._spec.base import REQUIRED
-
-_P = inspect.Parameter
-
-
-def _signature(spec):
-    params = []
-    if spec.variadic_input:
-        params.append(_P(spec.inputs[0].name, _P.VAR_POSITIONAL))
-    else:
-        for inp in spec.inputs:
-            default = None if inp.optional else _P.empty
-            params.append(_P(inp.name, _P.POSITIONAL_OR_KEYWORD, default=default))
-    kind = _P.KEYWORD_ONLY if spec.variadic_input else _P.POSITIONAL_OR_KEYWORD
-    for arg in spec.args:
-        default = _P.empty if arg.default is REQUIRED else arg.default
-        params.append(_P(arg.name, kind, default=default))
-    params.append(_P("n_outputs", kind, default=-1))
-    params.append(_P("outputs", kind, default=None))
-    return inspect.Signature(params)
-
 
 def _docstring(spec):
     lines = [spec.doc or f"{spec.name} function.", "", "Args:"]
@@ -47,20 +26,19 @@ def _docstring(spec):
 
 
 def make_wrapper(spec):
-    """The ``F.<snake>`` function of ``spec``: generated code with the exact signature
-    (no argument re-mapping at call time), or a generic closure as a fallback."""
-    fast = _generated(spec)
-    if fast is not None:
-        fast.__module__ = "nnabla.functions"
-        fast.__doc__ = _docstring(spec)
-        return fast
-    return _closure(spec)
+    """The ``F.<snake>`` function of ``spec``: generated code with the exact signature, so no
+    argument is re-mapped at call time."""
+    wrapper = _generated(spec)
+    wrapper.__module__ = "nnabla.functions"
+    wrapper.__doc__ = _docstring(spec)
+    return wrapper
 
 
 def _generated(spec):
     names = [i.name for i in spec.inputs] + [a.name for a in spec.args]
-    if any(keyword.iskeyword(n) or not n.isidentifier() for n in names):
-        return None
+    bad = [n for n in names if keyword.iskeyword(n) or not n.isidentifier()]
+    if bad:
+        raise ValueError(f"spec {spec.name}: input/argument names {bad} are not identifiers")
     namespace = {"_call": call, "_spec": spec, "_variadic": _call_variadic}
     params = []
     if spec.variadic_input:
@@ -84,10 +62,7 @@ def _generated(spec):
     kwargs = "{" + ", ".join(f"{a.name!r}: {a.name}" for a in spec.args) + "}"
     source = (f"def {spec.snake}({', '.join(params)}):\n"
               f"    return _call(_spec, {inputs}, {kwargs}, n_outputs, outputs)\n")
-    try:
-        exec(compile(source, f"<nnabla.functions.{spec.snake}>", "exec"), namespace)
-    except SyntaxError:
-        return None
+    exec(compile(source, f"<nnabla.functions.{spec.snake}>", "exec"), namespace)
     return namespace[spec.snake]
 
 
@@ -97,39 +72,3 @@ def _call_variadic(spec, inputs, kw):
     if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
         inputs = tuple(inputs[0])
     return call(spec, inputs, kw, n_outputs, outputs)
-
-
-def _closure(spec):
-    type_name = spec.name
-    input_names = spec.input_names
-    n_in = 0 if spec.variadic_input else len(input_names)
-    arg_names = spec.arg_names
-    optional = {i.name for i in spec.inputs if i.optional}
-
-    def wrapper(*a, n_outputs=-1, outputs=None, **kw):
-        if spec.variadic_input:
-            return call_function(type_name, *a, n_outputs=n_outputs, outputs=outputs, **kw)
-        inputs = list(a[:n_in])
-        for name in input_names[len(inputs):]:
-            if name in kw:
-                inputs.append(kw.pop(name))
-            elif name in optional:
-                inputs.append(None)
-            else:
-                raise TypeError(f"{spec.api_name}: missing required input '{name}'")
-        extra = a[n_in:]
-        if extra:
-            if len(extra) > len(arg_names):
-                raise TypeError(f"{spec.api_name}: takes at most {n_in + len(arg_names)} "
-                                f"positional arguments; given {len(a)}")
-            for name, value in zip(arg_names, extra):
-                if name in kw:
-                    raise TypeError(f"{spec.api_name}: got multiple values for '{name}'")
-                kw[name] = value
-        return call_function(type_name, *inputs, n_outputs=n_outputs, outputs=outputs, **kw)
-
-    wrapper.__name__ = wrapper.__qualname__ = spec.snake
-    wrapper.__module__ = "nnabla.functions"
-    wrapper.__signature__ = _signature(spec)
-    wrapper.__doc__ = _docstring(spec)
-    return wrapper

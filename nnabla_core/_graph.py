@@ -78,6 +78,7 @@ class Plan:
         self.roots = roots
         self.functions = functions
         self.releases = {}
+        self.backward_steps = None
         self._runners = None
 
     @property
@@ -248,7 +249,7 @@ def _backward_steps(plan):
 
     Cached on the plan: need_grad changes bump the graph version, which drops the plan.
     """
-    steps = plan.releases.get("backward")
+    steps = plan.backward_steps
     if steps is None:
         eff = effective_need_grad(plan.functions)
         steps = []
@@ -257,7 +258,7 @@ def _backward_steps(plan):
                                            else n.need_grad) for n in f.in_nodes]
             if any(pd) and (f.python or f.spec.differentiable):
                 steps.append((f, pd, _python_backward if f.python else _backward_runner(f, pd)))
-        plan.releases["backward"] = steps
+        plan.backward_steps = steps
     return steps
 
 
