@@ -18,7 +18,7 @@ hookimpl = pluggy.HookimplMarker("nnabla")
 
 @hookspec
 def nnabla_plugin_info():
-    """Required. Return ``PluginInfo(name, version, api_version)``.
+    """Required. Return a :class:`nnabla.plugins.PluginInfo` ``(name, version, api_version)``.
 
     Called at discovery, before anything else. A plugin whose ``api_version``
     has another major, or a newer minor, than the core's ``PLUGIN_API_VERSION``
@@ -28,21 +28,24 @@ def nnabla_plugin_info():
 
 @hookspec
 def nnabla_extensions():
-    """Return a list of ``Extension`` descriptions (backend name, array family,
-    array classes, the module offering ``context``/``get_devices``/...,
-    and the backends it builds on). Called at discovery; must be fast."""
+    """Return a ``list[nnabla.plugins.Extension]``: backend name, array family name,
+    array class names, the module offering ``context``/``get_devices``/..., and the
+    backends it builds on. Called at discovery; must be fast."""
 
 
 @hookspec
 def nnabla_array_classes():
-    """Return a list of ``ArrayFamily``: how arrays of a family convert to and from
-    numpy. Called at activation; may import the device library."""
+    """Return a ``list[nnabla.array_family.ArrayFamily]``: for each array family an
+    ``Extension`` of this plugin names, how the core allocates, converts, copies and
+    accumulates its arrays, and its ``xp`` namespace (given to kernels). Called at
+    activation; may import the device library."""
 
 
 @hookspec
 def nnabla_kernels():
-    """Return a list of ``KernelSet(backend, type_configs, load)``; ``load`` is
-    ``'module:attr'`` naming a dict ``{function type name: kernel class}``.
+    """Return a ``list[nnabla.plugins.KernelSet]`` ``(backend, type_configs, load)``;
+    ``load`` is ``'module:attr'`` naming a ``dict[str, type[nnabla.kernel.Kernel]]``
+    (function type name -> kernel class; every value must subclass ``Kernel``).
     Called at activation; the table module is imported then.
 
     ``backend`` must be one this plugin declares in ``nnabla_extensions``; to replace
@@ -53,13 +56,13 @@ def nnabla_kernels():
 
 @hookspec
 def nnabla_solver_kernels():
-    """Return a list of ``SolverKernelSet(backend, load)``; ``load`` names a dict
-    ``{solver type name: update rule}``. Called at activation. ``backend`` and
-    ``overrides`` as for ``nnabla_kernels``."""
+    """Return a ``list[nnabla.plugins.SolverKernelSet]`` ``(backend, load)``; ``load``
+    names a ``dict[str, nnabla.solver_rule.Rule]`` (solver type name -> rule). Called at
+    activation. ``backend`` and ``overrides`` as for ``nnabla_kernels``."""
 
 
 @hookspec
 def nnabla_communicators():
-    """Return a list of ``CommunicatorSet(backend, load)``; ``load`` names a dict
-    ``{communicator name: factory}``. Called at activation. ``backend`` and
-    ``overrides`` as for ``nnabla_kernels``."""
+    """Return a ``list[nnabla.plugins.CommunicatorSet]`` ``(backend, load)``; ``load``
+    names a ``dict[str, callable]`` (communicator name -> factory taking a context).
+    Called at activation. ``backend`` and ``overrides`` as for ``nnabla_kernels``."""
