@@ -55,40 +55,43 @@ def _setup(spec, in_shapes, kw, ctx, n_outputs):
 
 
 def _shapes(spec, inputs):
-    """Input shapes, and whether every given input is an NdArray (imperative mode)."""
-    shapes = []
+    """Input shapes, their data (SyncedArray or None), and whether any input is an NdArray
+    (imperative mode)."""
+    shapes, arrays = [], []
     imperative = None
     for i, x in enumerate(inputs):
         cls = x.__class__
         if cls is Variable or isinstance(x, Variable):
-            shapes.append(x._node.data.shape)
+            a = x._node.data
         elif cls is NdArray or isinstance(x, NdArray):
-            shapes.append(x._array.shape)
+            a = x._array
             imperative = True       # nnabla: one NdArray input makes the call imperative
         elif x is None:
-            shapes.append(None)
+            a = None
         else:
             name = spec.inputs[min(i, len(spec.inputs) - 1)].name
             raise TypeError(f"{spec.api_name}: input '{name}' is of type {type(x).__name__}; "
                             "expected nnabla.Variable or nnabla.NdArray")
-    return tuple(shapes), bool(imperative)
+        shapes.append(None if a is None else a.shape)
+        arrays.append(a)
+    return tuple(shapes), arrays, bool(imperative)
 
 
 def call(spec, inputs, kw, n_outputs=-1, outputs=None):
     """Run or build ``spec`` on ``inputs`` (a tuple) with arguments ``kw`` (a dict)."""
-    in_shapes, imperative = _shapes(spec, inputs)
+    in_shapes, arrays, imperative = _shapes(spec, inputs)
     stack = STATE.context_stack
     ctx = stack[-1] if stack else STATE.default_context
     args, out_shapes, binding, plan, kernel, runner = _setup(spec, in_shapes, kw, ctx, n_outputs)
     if imperative and runner is not None and outputs is None:
-        return NdArray._wrap(runner(inputs))
+        return NdArray._wrap(runner(arrays))
     if kernel is None:
         kernel = _execute.new_kernel(binding, spec, args, in_shapes, out_shapes)
     if imperative:
         result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan)
     else:
         result = _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan,
-                        runner)
+                        runner, arrays)
     if len(result) == 1 and not spec.outputs[-1].variadic:
         return result[0]
     return tuple(result)
@@ -136,7 +139,8 @@ def _as_node(x):
     return x._node
 
 
-def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan, runner):
+def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan, runner,
+           arrays):
     in_nodes = [x._node if x.__class__ is Variable else _as_node(x) for x in inputs]
     need_grad = False
     if spec.differentiable:
@@ -147,7 +151,7 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan, 
     auto = STATE.auto_forward
     computed = auto and runner is not None and outputs is None
     if computed:            # run first, then wrap the result: one array, no second store
-        out_nodes = [VarNode(out_shapes[0], need_grad, data=runner(inputs))]
+        out_nodes = [VarNode(out_shapes[0], need_grad, data=runner(arrays))]
     elif outputs is None:
         out_nodes = [VarNode(shape, need_grad) for shape in out_shapes]
     else:

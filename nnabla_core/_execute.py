@@ -290,8 +290,9 @@ def _unary_runner(f, fwd, source, target, array_type):
 
 
 def imperative_runner(call, out_shapes):
-    """``run(inputs) -> SyncedArray``: an imperative call of a shared kernel with one output
-    (NdArray or Variable inputs), or None where the general path is needed."""
+    """``run(arrays) -> SyncedArray``: an imperative call of a shared kernel with one output
+    on the inputs' SyncedArrays (None for an absent input), or None where the general path
+    is needed."""
     spec, fam = call.spec, call.family
     if (len(out_shapes) != 1 or spec._mutated or call.grad_dtype is F16 or spec.dynamic_shape
             or spec.outputs[-1].variadic):
@@ -301,13 +302,12 @@ def imperative_runner(call, out_shapes):
     shape, dtype = tuple(out_shapes[0]), call.out_dtypes[0]
     key, nbytes = (fam, dtype), int(np.prod(shape)) * dtype.itemsize
 
-    def run(inputs):
+    def run(arrays):
         xs = []
-        for x, k in zip(inputs, keys):
-            if x is None:
+        for a, k in zip(arrays, keys):
+            if a is None:
                 xs.append(None)
                 continue
-            a = x._array if hasattr(x, "_array") else x._node.data
             head = a.heads.get(k or (fam, a.dtype))
             xs.append(head if head is not None else a.get(k[1] if k else a.dtype, fam))
         y = fwd(xs)[0]
