@@ -1,8 +1,10 @@
 """The CPU kernel table: spec type name -> kernel class.
 
-``GENERIC`` holds kernels written against ``xp`` (reusable by any array-API
-backend); ``CPU_KERNELS`` starts from it and overrides entries with native
-(C++) kernels where a benchmark showed numpy to be slow.
+``GENERIC`` holds kernels written against ``self.xp``, the bound family's namespace, using
+numpy's API (not only the array-API subset: ``take_along_axis``, ``add.at``,
+``astype(copy=False)``...), so a backend whose namespace follows numpy (CuPy) reuses them
+as they are; this table is the plugin's public API for that. ``CPU_KERNELS`` starts from it
+and overrides entries with native (C++) kernels where a benchmark showed numpy to be slow.
 """
 from __future__ import annotations
 
