@@ -154,6 +154,15 @@ def store(call, arr, y, dtype):
     return resized
 
 
+def keep(call, arr, y, dtype, key, nbytes):
+    """:func:`store` for plans that know the head's ``key`` and size: ``y`` is kept as it
+    is when it already is the family's array in ``dtype`` and ``arr``'s shape."""
+    if y.__class__ is key[0].array_type and y.dtype is dtype and y.shape == arr.shape:
+        arr.put(key, y, nbytes)
+    else:
+        store(call, arr, y, dtype)
+
+
 def fix_shape(call, fam, y, shape):
     if call.spec.dynamic_shape:
         return y
@@ -245,9 +254,8 @@ def forward_runner(f):
     # per output: (weak node, storage dtype, head key, bytes of the stored head)
     outs = tuple((ref, dt, (fam, dt), int(np.prod(shape)) * dt.itemsize)
                  for ref, dt, shape in zip(f.out_refs, f.out_dtypes, kernel.out_shapes))
-    array_type = fam.array_type
     if len(ins) == 1 and len(outs) == 1 and ins[0][0] is not None and ins[0][1] is not None:
-        return _unary_runner(f, fwd, ins[0], outs[0], array_type)
+        return _unary_runner(f, fwd, ins[0], outs[0])
 
     def run():
         xs = []
@@ -260,17 +268,12 @@ def forward_runner(f):
             xs.append(head if head is not None else a.get(key[1] if key else a.dtype, fam))
         for (ref, dtype, key, nbytes), y in zip(outs, fwd(xs)):
             node = ref()
-            if node is None:
-                continue
-            arr = node.data
-            if y.__class__ is array_type and y.dtype is dtype and y.shape == arr.shape:
-                arr.put(key, y, nbytes)
-            else:
-                store(f, arr, y, dtype)
+            if node is not None:
+                keep(f, node.data, y, dtype, key, nbytes)
     return run
 
 
-def _unary_runner(f, fwd, source, target, array_type):
+def _unary_runner(f, fwd, source, target):
     """:func:`forward_runner` for one input and one output (most functions): no loops."""
     (node_in, key_in), (ref, dtype, key, nbytes) = source, target
     fam = key_in[0]
@@ -281,11 +284,7 @@ def _unary_runner(f, fwd, source, target, array_type):
         y = fwd([head if head is not None else a.get(key_in[1], fam)])[0]
         node = ref()
         if node is not None:
-            arr = node.data
-            if y.__class__ is array_type and y.dtype is dtype and y.shape == arr.shape:
-                arr.put(key, y, nbytes)
-            else:
-                store(f, arr, y, dtype)
+            keep(f, node.data, y, dtype, key, nbytes)
     return run
 
 
@@ -297,7 +296,7 @@ def imperative_runner(call, out_shapes):
     if (len(out_shapes) != 1 or spec._mutated or call.grad_dtype is F16 or spec.dynamic_shape
             or spec.outputs[-1].variadic):
         return None
-    fwd, array_type = call.kernel.forward, fam.array_type
+    fwd = call.kernel.forward
     keys = tuple(None if dt is None else (fam, dt) for dt in call.in_dtypes)
     shape, dtype = tuple(out_shapes[0]), call.out_dtypes[0]
     key, nbytes = (fam, dtype), int(np.prod(shape)) * dtype.itemsize
@@ -310,11 +309,7 @@ def imperative_runner(call, out_shapes):
                 continue
             head = a.heads.get(k or (fam, a.dtype))
             xs.append(head if head is not None else a.get(k[1] if k else a.dtype, fam))
-        y = fwd(xs)[0]
         arr = SyncedArray(shape, dtype)
-        if y.__class__ is array_type and y.dtype is dtype and y.shape == shape:
-            arr.put(key, y, nbytes)
-        else:
-            store(call, arr, y, dtype)
+        keep(call, arr, fwd(xs)[0], dtype, key, nbytes)
         return arr
     return run
