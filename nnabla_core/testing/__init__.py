@@ -1,4 +1,10 @@
-"""``nnabla.testing``: assertions for tests, and the clear-called flag recorder."""
+"""``nnabla.testing``: assertions for tests, and the clear-called flag recorder.
+
+For backend authors: :mod:`nnabla.testing.function_cases` (a numpy-referenced case table
+per function), :mod:`nnabla.testing.graph_semantics` and :mod:`nnabla.testing.backend_kit`
+(``check_backend(name)``, ``python -m nnabla.testing.backend_kit NAME``); see
+``docs/plugins.md``.
+"""
 from __future__ import annotations
 
 import numpy as np

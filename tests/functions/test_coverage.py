@@ -7,7 +7,7 @@ import pathlib
 import pytest
 
 import nnabla.functions as F
-from all_cases import ALL_CASES
+from nnabla.testing.function_cases import ALL_CASES
 from nnabla._spec import SPECS
 from nnabla_ext.cpu.kernels import CPU_KERNELS
 

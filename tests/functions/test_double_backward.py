@@ -9,7 +9,7 @@ import pytest
 
 import nnabla as nn
 import nnabla.functions as F
-from all_cases import ALL_CASES
+from nnabla.testing.function_cases import ALL_CASES
 from engine_harness import call, flatten, outputs_of, to_variables
 from nnabla.backward_functions import registry
 from nnabla._spec import SPECS

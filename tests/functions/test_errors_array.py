@@ -5,7 +5,7 @@ the kernels, which must never read outside their input.
 """
 import numpy as np
 import pytest
-from case import Case, Fixed, Normal
+from nnabla.testing.function_cases import Case, Fixed, Normal
 from kernel_harness import make_kernel
 from nnabla._spec import SPECS
 from nnabla._spec.binding import bind_args, infer

@@ -4,14 +4,12 @@ Also holds the kernel-level checks that a Case table cannot express: straight-th
 gradients of rounding functions, and backward passes reading only what the spec's
 ``backward_needs`` declares.
 """
-import cases_activation
-import cases_logical
-import cases_math
 import numpy as np
 import pytest
 from kernel_harness import make_kernel
 from nnabla._spec import SPECS
 from nnabla._spec.binding import bind_args, infer
+from nnabla.testing.function_cases import cases_activation, cases_logical, cases_math
 
 
 def _infer(name, in_shapes, **kwargs):

@@ -1,6 +1,5 @@
 """Quantization layers: bad input raises from shape inference; straight-through gradients
 and in-place updates follow nnabla's rules (what a Case table cannot express)."""
-import cases_quantization
 import nnabla as nn
 import nnabla.functions as F
 import numpy as np
@@ -8,6 +7,7 @@ import pytest
 from kernel_harness import make_kernel
 from nnabla._spec import SPECS
 from nnabla._spec.binding import bind_args, infer
+from nnabla.testing.function_cases import cases_quantization
 
 
 def _infer(name, in_shapes, **kwargs):

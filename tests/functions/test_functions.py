@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import nnabla as nn
-from all_cases import ALL_CASES
+from nnabla.testing.function_cases import ALL_CASES
 from engine_harness import (compare_outputs, flatten, is_float, outputs_of, reference_outputs,
                             run_static, to_variables, call)
 from kernel_harness import make_kernel

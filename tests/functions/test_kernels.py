@@ -1,7 +1,7 @@
 """Kernel-level checks: each CPU kernel against its reference, without the engine."""
 import pytest
 
-from all_cases import ALL_CASES
+from nnabla.testing.function_cases import ALL_CASES
 from kernel_harness import check_backward, check_forward
 
 

@@ -23,7 +23,8 @@ class AddScalar(_ToyKernel):
 class ReLU(_ToyKernel):
     def forward(self, xs):
         CALLS.append("ReLU")
-        return (ToyArray(np.maximum(xs[0].value, 0)),)
+        x = xs[0].value
+        return (ToyArray(np.where(x > 0, x, 0).astype(x.dtype)),)   # NaN -> 0, as nnabla
 
     def backward(self, xs, ys, dys, pd):
         return [ToyArray(dys[0].value * (ys[0].value > 0))]

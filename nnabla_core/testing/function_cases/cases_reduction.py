@@ -1,7 +1,7 @@
 """Cases of the reduction functions, with independent numpy references."""
 import numpy as np
 
-from case import Case, Fixed, Normal, Positive
+from .case import Case, Fixed, Normal, Positive
 
 S = (2, 3, 4)
 # Distinct values, spaced well above the finite-difference step, so max/min have no ties.

@@ -1,6 +1,6 @@
 """Cases of the array-manipulation functions, with independent numpy references."""
 import numpy as np
-from case import Case, Fixed, Int, Normal
+from .case import Case, Fixed, Int, Normal
 
 S = (2, 3, 4)
 

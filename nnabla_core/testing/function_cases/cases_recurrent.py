@@ -5,7 +5,7 @@ step on the concatenation [x_t, h_{t-1}], as the layers are defined, not with th
 kernels' batched input projection.
 """
 import numpy as np
-from case import Case, Normal
+from .case import Case, Normal
 
 
 def _sig(a):

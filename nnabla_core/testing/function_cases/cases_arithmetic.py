@@ -1,7 +1,7 @@
 """Cases of the arithmetic functions."""
 import numpy as np
 
-from case import Case, Fixed, Normal, Positive
+from .case import Case, Fixed, Normal, Positive
 
 S = (2, 3, 4)
 B = (2, 1, 4)

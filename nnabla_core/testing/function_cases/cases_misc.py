@@ -1,6 +1,6 @@
 """Cases of the special-use functions, generators and integer element-wise functions."""
 import numpy as np
-from case import Case, Fixed, Normal, Uniform
+from .case import Case, Fixed, Normal, Uniform
 
 
 def _iou(a, b):

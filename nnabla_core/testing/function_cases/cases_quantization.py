@@ -5,7 +5,7 @@ grad=False (or check only inputs with a true gradient, e.g. x and bias of the bi
 layers); ``test_errors_quantization.py`` checks the STE rules against formulas.
 """
 import numpy as np
-from case import Case, Fixed, Int, Normal, Uniform
+from .case import Case, Fixed, Int, Normal, Uniform
 
 
 def _binarize(w, zero_to):

@@ -7,7 +7,7 @@ import itertools
 import math
 
 import numpy as np
-from case import Case, Fixed, Int, Normal
+from .case import Case, Fixed, Int, Normal
 
 # ---------------------------------------------------------------- references
 

@@ -1,6 +1,6 @@
 """Cases of the logical functions: 0/1 float outputs, not differentiable unless noted."""
 import numpy as np
-from case import Case, Fixed, Normal
+from .case import Case, Fixed, Normal
 
 S = (2, 3, 4)
 # Small integers so that equal, greater and less all occur, plus zeros for boolean ops.

@@ -5,7 +5,7 @@ References loop over output points (small shapes), unlike the vectorised kernels
 import itertools
 
 import numpy as np
-from case import Case, Fixed, Normal, Uniform
+from .case import Case, Fixed, Normal, Uniform
 
 
 def ref_affine_grid(theta, size, align_corners=False):

@@ -4,7 +4,7 @@ References are written point by point (output coordinate -> source samples), unl
 kernels, which build per-axis weight matrices or use FFTs.
 """
 import numpy as np
-from case import Case, Normal, Uniform
+from .case import Case, Normal, Uniform
 
 
 def _src_linear(n_in, n_out, align_corners, half_pixel):

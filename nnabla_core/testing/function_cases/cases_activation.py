@@ -1,6 +1,6 @@
 """Cases of the activation functions, with plain numpy references."""
 import numpy as np
-from case import Case, Fixed, Normal
+from .case import Case, Fixed, Normal
 
 S = (2, 3, 4)
 NORMAL = Normal(S)

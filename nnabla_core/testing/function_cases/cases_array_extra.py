@@ -8,7 +8,7 @@ Cholesky gradient) have ``grad=False`` here and their own tests in
 import builtins
 
 import numpy as np
-from case import Case, Fixed, Int, Normal
+from .case import Case, Fixed, Int, Normal
 
 
 def _distinct(shape, seed=0):

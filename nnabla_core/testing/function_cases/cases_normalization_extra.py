@@ -5,7 +5,7 @@ is not the numerical gradient: it has ``grad=False`` here and its own tests in
 ``test_normalization_extra.py``.
 """
 import numpy as np
-from case import Case, Normal, Positive
+from .case import Case, Normal, Positive
 
 
 def ref_spectral_norm(w, u, dim=0, itr=1, eps=1e-12, test=False, output_u=False):

@@ -1,6 +1,6 @@
 """Cases of the validation functions (no gradients)."""
 import numpy as np
-from case import Case, Fixed, Int, Normal, Uniform
+from .case import Case, Fixed, Int, Normal, Uniform
 
 
 def _top_n(x, t, axis=None, n=1):

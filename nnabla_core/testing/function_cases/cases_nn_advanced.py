@@ -6,8 +6,8 @@ defined (bilinear sampling written out per point), not the kernels' formulations
 import itertools
 
 import numpy as np
-from case import Case, Fixed, Normal, Positive, Uniform
-from cases_neural_network import ref_conv
+from .case import Case, Fixed, Normal, Positive, Uniform
+from .cases_neural_network import ref_conv
 
 # ------------------------------------------------------------ fused convolution
 ACTS = {"identity": lambda h, a: h, "relu": lambda h, a: np.maximum(h, 0),

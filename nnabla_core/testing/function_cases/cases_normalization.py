@@ -1,7 +1,7 @@
 """Cases of the normalization functions, with independent numpy references."""
 import numpy as np
 
-from case import Case, Fixed, Int, Normal, Positive
+from .case import Case, Fixed, Int, Normal, Positive
 
 X4 = (4, 3, 2, 2)
 C1 = (1, 3, 1, 1)

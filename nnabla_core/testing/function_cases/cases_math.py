@@ -2,7 +2,7 @@
 import math
 
 import numpy as np
-from case import Case, Fixed, Normal, Positive, Uniform
+from .case import Case, Fixed, Normal, Positive, Uniform
 
 S = (2, 3, 4)
 NORMAL = Normal(S)

@@ -2,9 +2,10 @@
 
 A :class:`Case` names a function (its spec type name), describes its inputs,
 its arguments and an independent numpy reference. The generic tests in
-``test_functions.py`` run every case through ``nnabla.functions``: forward
-against the reference, backward against central differences, the ``accum``
-rule, and ``type_config='half'`` against float.
+``tests/functions/test_functions.py`` run every case through ``nnabla.functions``:
+forward against the reference, backward against central differences, the ``accum``
+rule, and ``type_config='half'`` against float; :mod:`nnabla.testing.backend_kit` runs
+them against any backend.
 """
 from __future__ import annotations
 

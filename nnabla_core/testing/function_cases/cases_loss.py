@@ -1,6 +1,6 @@
 """Cases of the loss functions, with independent numpy references."""
 import numpy as np
-from case import Case, Fixed, Int, Normal, Positive, Uniform
+from .case import Case, Fixed, Int, Normal, Positive, Uniform
 
 S = (2, 3, 4)
 

@@ -7,7 +7,7 @@ a fresh kernel repeats the same draws: the central-difference check of the
 backward pass then holds with the draws fixed. ``test_stochastic.py`` checks
 the statistics, masks and seeding.
 """
-from case import Case, Normal, Positive
+from .case import Case, Normal, Positive
 
 S = (2, 3, 4)
 IMG = (2, 3, 6, 7)
