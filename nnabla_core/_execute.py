@@ -104,12 +104,14 @@ def through_half(fam, xs):
 
 
 def write_back(call, arrays, xs):
-    """Store inputs a kernel updated in a compute type other than their storage type."""
+    """Store the inputs a kernel updated in place where it got a copy rather than the
+    writable head (another compute type, or half's rounding)."""
     fam = call.family
     for i in call.spec._mutated:
         a = arrays[i] if i < len(arrays) else None
-        if a is not None and xs[i].dtype != a.dtype:
-            a.set(fam.astype(xs[i], a.dtype), fam)
+        if a is None or (len(a.heads) == 1 and a.heads.get((fam, xs[i].dtype)) is xs[i]):
+            continue                    # the kernel updated the array's only head itself
+        a.set(fam.astype(xs[i], a.dtype) if xs[i].dtype != a.dtype else xs[i], fam)
 
 
 # -- forward ---------------------------------------------------------------------------------

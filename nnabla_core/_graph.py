@@ -167,7 +167,11 @@ def _release_schedule(plan, mode):
                 last[id(n)] = (i, n)
                 if _keeps_inputs(f):
                     kept.add(id(n))
-    needed = set()
+    # what a recomputation re-reads: the inputs of functions with recompute outputs (those
+    # inputs that are not recomputed themselves), in every mode
+    needed = {id(n) for f in plan.functions
+              if any(r() is not None and r().recompute for r in f.out_refs)
+              for n in f.in_nodes if n is not None and not n.recompute}
     if mode == "no_need_grad":
         eff = effective_need_grad(plan.functions)
         for f in plan.functions:

@@ -232,7 +232,6 @@ def test_the_kits_doctests_pass():
 
 
 # -- core bugs the kit found ---------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="core bug: recompute reads a cleared input")
 def test_recompute_restores_a_cleared_input_chain():
     """``h = relu(2x)`` with ``h.recompute``: after ``forward(clear_no_need_grad=True)`` both
     ``2x`` (no backward reads it) and ``h`` are cleared; backward must recompute ``h`` from
@@ -248,7 +247,6 @@ def test_recompute_restores_a_cleared_input_chain():
     np.testing.assert_array_equal(x.g, [[0, 1, 1]])
 
 
-@pytest.mark.xfail(strict=True, reason="core bug: half drops in-place updates of float32 inputs")
 def test_half_keeps_in_place_running_statistics():
     """Under ``type_config='half'`` batch normalization's running mean and variance stay at
     their initial values: the engine passes the writable heads of the inputs the spec
