@@ -12,7 +12,8 @@ spec (:data:`nnabla._spec.SPECS`) plus the tables below, all recorded from nnabl
 - An argument's proto type follows from its kind (``KIND_TYPES``, with ``?`` dropped);
   ``ARG_TYPES`` lists the arguments whose type in nnabla's schema is another one.
 - ``Solver.<snake>_param`` is named and numbered by ``SOLVER_FIELDS`` (100 + the solver's
-  position in nnabla's solver table); its message holds ``SOLVER_ARGUMENTS[name]``.
+  position in nnabla's solver table); its message holds the solver's arguments
+  (``nnabla._spec.solvers.SPECS``: bool defaults are bool fields, the others float).
 
 ``tests/core/test_nnabla_pb2.py`` checks the schema built from these against nnabla
 1.39.0's, field for field (``tests/data/nnp_schema_1.39.json``).
@@ -178,43 +179,4 @@ SOLVER_FIELDS = {
     "AMSBound": ("amsbound_param", 115),
     "Lamb": ("lamb_param", 116),
     "Lion": ("lion_param", 117),
-}
-# TODO(issue 6): derive the solver arguments from nnabla.solvers.SPECS (same names, order, and
-# bool/float defaults; the test checks it) once that table lives in a module that does not
-# import the Solver runtime: importing nnabla.solvers from the schema closes the import cycle
-# nnabla_pb2 -> solvers -> solver -> _solver_states -> nnabla_pb2.
-SOLVER_ARGUMENTS = {
-    "Sgd": {"lr": "float"},
-    "SgdW": {"lr": "float", "momentum": "float", "wd": "float"},
-    "Momentum": {"lr": "float", "momentum": "float"},
-    "Lars": {"lr": "float", "momentum": "float", "coefficient": "float", "eps": "float"},
-    "Nesterov": {"lr": "float", "momentum": "float"},
-    "Adadelta": {"lr": "float", "decay": "float", "eps": "float"},
-    "Adagrad": {"lr": "float", "eps": "float"},
-    "AdaBelief": {
-        "alpha": "float", "beta1": "float", "beta2": "float", "eps": "float", "wd": "float",
-        "amsgrad": "bool", "weight_decouple": "bool", "fixed_decay": "bool", "rectify": "bool",
-    },
-    "RMSprop": {"lr": "float", "decay": "float", "eps": "float"},
-    "RMSpropGraves": {"lr": "float", "decay": "float", "momentum": "float", "eps": "float"},
-    "Adam": {"alpha": "float", "beta1": "float", "beta2": "float", "eps": "float"},
-    "AdamW": {"alpha": "float", "beta1": "float", "beta2": "float", "eps": "float", "wd": "float"},
-    "AdaBound": {
-        "alpha": "float", "beta1": "float", "beta2": "float", "eps": "float", "final_lr": "float",
-        "gamma": "float",
-    },
-    "Adamax": {"alpha": "float", "beta1": "float", "beta2": "float", "eps": "float"},
-    "AMSGRAD": {
-        "alpha": "float", "beta1": "float", "beta2": "float", "eps": "float",
-        "bias_correction": "bool",
-    },
-    "AMSBound": {
-        "alpha": "float", "beta1": "float", "beta2": "float", "eps": "float", "final_lr": "float",
-        "gamma": "float", "bias_correction": "bool",
-    },
-    "Lamb": {
-        "eta": "float", "beta1": "float", "beta2": "float", "gamma_l": "float", "gamma_u": "float",
-        "eps": "float", "bias_correction": "bool",
-    },
-    "Lion": {"lr": "float", "beta1": "float", "beta2": "float"},
 }

@@ -22,6 +22,7 @@ from typing import NamedTuple
 from google.protobuf import descriptor_pb2
 
 from .._spec import SPECS, wire
+from .._spec.solvers import SPECS as SOLVER_SPECS
 
 
 class Field(NamedTuple):
@@ -280,10 +281,15 @@ def function_parameters():
 
 def solver_parameters():
     """``(field name, number, message)`` per solver, in nnabla's order."""
-    return sorted(((field_name, number,
-                    _parameter_message(name, wire.SOLVER_ARGUMENTS[name].items()))
+    return sorted(((field_name, number, _parameter_message(name, solver_arguments(name)))
                    for name, (field_name, number) in wire.SOLVER_FIELDS.items()),
                   key=lambda entry: entry[1])
+
+
+def solver_arguments(name):
+    """``(argument, proto type)`` of solver ``name``: bool defaults are bool, others float."""
+    return [(arg, "bool" if isinstance(default, bool) else "float")
+            for arg, default in SOLVER_SPECS[name].args]
 
 
 def messages():
