@@ -35,3 +35,15 @@ def test_affine_grid_puts_a_size_one_axis_at_coordinate_zero(size, align_corners
     points = np.stack([*np.meshgrid(xs, ys), np.ones((h, w))], axis=-1)   # (h, w, 3): x, y, 1
     np.testing.assert_allclose(grid.d[0], points @ theta[0].T, rtol=1e-6)
     assert np.isfinite(grid.d).all()
+
+
+def test_sort_gradient_goes_back_to_each_element_s_source_position():
+    # README "Deliberate differences": nnabla 1.39 applies the inverse permutation and gives
+    # [[20, 30, 10]] here; the gradient of y = x[perm] is dx[perm[i]] = dy[i].
+    x = nn.Variable.from_numpy_array(np.array([[3.0, 1.0, 2.0]], np.float32), need_grad=True)
+    y = F.sort(x, axis=1)
+    y.forward()
+    x.grad.zero()
+    y.backward(np.array([[10.0, 20.0, 30.0]], np.float32))
+    np.testing.assert_array_equal(y.d, [[1, 2, 3]])
+    np.testing.assert_array_equal(x.g, [[30, 10, 20]])
