@@ -4,13 +4,16 @@ The native module is imported directly, never skipped: the kernel table silently
 the generic kernels when the C++ build is missing, so a failed build must fail here (and in
 ``test_coverage.py::test_native_extension_is_built``).
 """
+import itertools
+
 import numpy as np
 import pytest
 from nnabla._spec import SPECS
 from nnabla._spec.binding import bind_args, infer
 from nnabla_ext.cpu import _native
 from nnabla_ext.cpu.kernels import CPU_KERNELS, GENERIC, native
-from nnabla_ext.cpu.kernels import neural_network as generic
+from nnabla_ext.cpu.kernels import _columns as generic
+from nnabla_ext.cpu.kernels import neural_network as generic_nn
 
 CONFIGS = [
     ("Convolution", [(4, 6, 9, 8), (8, 3, 3, 3), (8,)],
@@ -177,3 +180,127 @@ def test_native_top_k_matches_a_stable_numpy_sort(by_abs, largest):
     key = np.abs(x) if by_abs else x
     expected = np.argsort(-key if largest else key, axis=1, kind="stable")[:, :6]
     np.testing.assert_array_equal(_native.top_k(x, 7, 40, 6, by_abs, largest), expected)
+
+
+# ------------------------------------------------------------------ batches in sample chunks
+def _conv_reference(image, w, grid, pad, stride, dilation, group):
+    """Direct 2-D convolution (NCHW) in float64, one kernel tap at a time.
+
+    Returns (y, dx, dw) of y = conv(image, w) with output gradient ``grid``. A deconvolution
+    is its adjoint: deconv(x) is the dx of grid x, and its input gradient is y of its dy.
+    """
+    image, w, grid = (a.astype(np.float64) for a in (image, w, grid))
+    per, (kh, kw), out_per = w.shape[1], w.shape[2:], w.shape[0] // group
+    padded = np.pad(image, ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
+    y, dpadded, dw = np.zeros(grid.shape), np.zeros_like(padded), np.zeros_like(w)
+    for g, i, j in itertools.product(range(group), range(kh), range(kw)):
+        ins, outs = slice(g * per, (g + 1) * per), slice(g * out_per, (g + 1) * out_per)
+        taps = (slice(None), ins) + tuple(
+            slice(k * d, k * d + (o - 1) * s + 1, s)
+            for k, d, o, s in zip((i, j), dilation, grid.shape[2:], stride))
+        y[:, outs] += np.einsum("nchw,oc->nohw", padded[taps], w[outs, :, i, j])
+        dpadded[taps] += np.einsum("nohw,oc->nchw", grid[:, outs], w[outs, :, i, j])
+        dw[outs, :, i, j] = np.einsum("nchw,nohw->oc", padded[taps], grid[:, outs])
+    crop = (slice(None), slice(None)) + tuple(slice(p, p + n)
+                                              for p, n in zip(pad, image.shape[2:]))
+    return y, dpadded[crop], dw
+
+
+CHUNKED = [   # batches of 7 and 5 that the budget splits into chunks of two samples
+    ("Convolution", [(7, 4, 9, 8), (6, 2, 3, 3)],
+     {"pad": (1, 2), "stride": (2, 1), "dilation": (1, 2), "group": 2}),
+    ("Convolution", [(5, 6, 7, 8), (4, 2, 3, 4)],
+     {"pad": (1, 0), "stride": (1, 2), "group": 2, "channel_last": True}),
+    ("Deconvolution", [(7, 6, 4, 5), (6, 2, 3, 3)],
+     {"pad": (1, 1), "stride": (2, 2), "dilation": (1, 2), "group": 2}),
+]
+
+
+def _chunked_kernel(table, name, shapes, args, monkeypatch):
+    """The kernel with a column budget of two samples (several chunks for these batches)."""
+    geo = _kernel(table, name, shapes, args).geo
+    monkeypatch.setattr(generic_nn._ConvBase, "column_budget", 2 * geo.col_size // geo.batch)
+    kernel = _kernel(table, name, shapes, args)
+    assert [stop - start for start, stop, _ in kernel.chunks] == \
+        [2] * (geo.batch // 2) + [1] * (geo.batch % 2)
+    return kernel
+
+
+def _nchw(a, channel_last):
+    return np.moveaxis(a, -1, 1) if channel_last else a
+
+
+@pytest.mark.parametrize("table", [CPU_KERNELS, GENERIC], ids=["native", "generic"])
+@pytest.mark.parametrize("name, shapes, args", CHUNKED, ids=_ids(CHUNKED))
+def test_chunked_convolution_matches_a_direct_reference(name, shapes, args, table,
+                                                        monkeypatch):
+    kernel = _chunked_kernel(table, name, [tuple(s) for s in shapes] + [None], args,
+                             monkeypatch)
+    rng = np.random.RandomState(0)
+    x, w = (rng.randn(*s).astype(np.float32) for s in shapes)
+    (y,) = kernel.forward([x, w, None])
+    dy = rng.randn(*y.shape).astype(np.float32)
+    dx, dw, _ = kernel.backward([x, w, None], [y], [dy], [True, True, False])
+    last = args.get("channel_last", False)
+    w_nchw = _nchw(w, last)
+    conv = (args.get("pad", (0, 0)), args.get("stride", (1, 1)), args.get("dilation", (1, 1)),
+            args.get("group", 1))
+    if name == "Convolution":
+        ref_y, ref_dx, ref_dw = _conv_reference(_nchw(x, last), w_nchw, _nchw(dy, last), *conv)
+    else:  # the image is the deconvolution's output
+        ref_dx, ref_y, ref_dw = _conv_reference(dy, w_nchw, x, *conv)
+    for got, want in [(y, ref_y), (dx, ref_dx), (dw, ref_dw)]:
+        np.testing.assert_allclose(_nchw(got, last), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("batch, per_sample, budget, sizes", [
+    (32, 576 * 1024, 1 << 20, [1] * 32),     # ResNet-18 stage 1: one sample's columns
+    (32, 27 * 1024, 1 << 20, [32]),          # the stem: the whole batch fits
+    (7, 10, 25, [2, 2, 2, 1]),
+    (9, 10, 40, [3, 3, 3]),                  # as even as the count allows
+    (0, 10, 100, []),
+])
+def test_sample_chunks_cover_the_batch_evenly_within_the_budget(batch, per_sample, budget,
+                                                                sizes):
+    g = generic.ConvGeometry(batch, per_sample, 1, (1,), (1,), (1,), (0,), (1,), (1,), False)
+    chunks = generic.sample_chunks(g, budget)
+    assert [stop - start for start, stop, _ in chunks] == sizes
+    assert [start for start, _, _ in chunks] == [sum(sizes[:i]) for i in range(len(sizes))]
+    assert all(c.batch == stop - start and c.col_size <= max(budget, per_sample)
+               for start, stop, c in chunks)
+
+
+def test_native_im2col_and_col2im_write_into_the_given_array_or_refuse_it():
+    x = np.random.RandomState(2).randn(2, 3, 5, 5).astype(np.float32)
+    lists = ([5, 5], [3, 3], [3, 3], [0, 0], [1, 1], [1, 1])
+    out = np.empty(3 * 9 * 2 * 9, np.float32)
+    col = _native.im2col(x, 2, 3, 1, *lists, False, out=out)
+    assert col is out
+    np.testing.assert_array_equal(out, _native.im2col(x, 2, 3, 1, *lists, False))
+    image = np.full(x.size, np.nan, np.float32)
+    assert _native.col2im(col, 2, 3, 1, *lists, False, out=image) is image
+    np.testing.assert_array_equal(image, _native.col2im(col, 2, 3, 1, *lists, False))
+    for bad, error in [(np.empty(out.size, np.float64), TypeError),
+                       (np.empty(2 * out.size, np.float32)[::2], TypeError),
+                       (np.empty(out.size - 1, np.float32), ValueError)]:
+        with pytest.raises(error):
+            _native.im2col(x, 2, 3, 1, *lists, False, out=bad)
+
+
+def test_chunked_deformable_convolution_matches_the_whole_batch(monkeypatch):
+    from nnabla_ext.cpu.kernels import _deformable
+    shapes = [(5, 4, 6, 6), (6, 2, 3, 3), (5, 36, 6, 6), (5, 18, 6, 6), (6,)]
+    args = {"pad": (1, 1), "group": 2, "deformable_group": 2}
+    rng = np.random.RandomState(3)
+    xs = [rng.randn(*s).astype(np.float64) for s in shapes]
+    results = []
+    for budget in (10 ** 9, 4 * 2 * 9 * 36):       # the whole batch; two samples a chunk
+        monkeypatch.setattr(_deformable.DeformableConvolution, "column_budget", budget)
+        kernel = _kernel(CPU_KERNELS, "DeformableConvolution", shapes, args)
+        (y,) = kernel.forward(xs)
+        dy = np.random.RandomState(4).randn(*y.shape)
+        results.append((len(kernel.chunks), [y] + kernel.backward(xs, [y], [dy], [True] * 5)))
+    assert [count for count, _ in results] == [1, 3]
+    for whole, chunked in zip(results[0][1], results[1][1]):
+        assert chunked.shape == whole.shape
+        np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-12)

@@ -1,10 +1,12 @@
 // Native hot kernels of the CPU backend (pybind11): im2col/col2im for
-// convolutions and the window loops of max/average/sum pooling.
+// convolutions and the window loops of max/average/sum pooling; and the switches of
+// the caching allocator for numpy arrays (cached_allocator.h).
 //
-// Every function takes C-contiguous float32 or float64 arrays, allocates its
-// output, and runs without the GIL (OpenMP-parallel when built with it). Up to
-// three spatial axes are handled; callers promote 1-D/2-D geometry to 3-D with
-// leading size-1 axes (see geometry.h), so one code path serves all ranks.
+// Every kernel takes C-contiguous float32 or float64 arrays, allocates its output
+// (im2col/col2im write into `out` when given), and runs without the GIL
+// (OpenMP-parallel when built with it). Up to three spatial axes are handled;
+// callers promote 1-D/2-D geometry to 3-D with leading size-1 axes (see
+// geometry.h), so one code path serves all ranks.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -15,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cached_allocator.h"
 #include "geometry.h"
 #include "im2col.h"
 #include "pooling.h"
@@ -41,17 +44,32 @@ void check_size(idx_t given, idx_t expected, const char *what) {
                           std::to_string(expected));
 }
 
+// The result array: a new one, or `out` when given (a C-contiguous, writable array of T
+// with `size` elements; anything else is refused rather than silently copied).
+template <typename T>
+py::array_t<T> result(const py::object &out, idx_t size, const char *fn) {
+  if (out.is_none()) return py::array_t<T>(size);
+  if (!py::isinstance<py::array_t<T, py::array::c_style>>(out))
+    throw py::type_error(std::string("nnabla_ext.cpu._native.") + fn +
+                         ": out must be a C-contiguous array of the input's dtype");
+  auto array = py::reinterpret_borrow<py::array_t<T>>(out);
+  if (!array.writeable())
+    throw py::value_error(std::string("nnabla_ext.cpu._native.") + fn + ": out is read-only");
+  check_size(array.size(), size, "out");
+  return array;
+}
+
 template <typename T>
 py::array_t<T> im2col(In<T> x, idx_t batch, idx_t channels, idx_t groups,
                       std::vector<idx_t> in, std::vector<idx_t> out,
                       std::vector<idx_t> kernel, std::vector<idx_t> pad,
                       std::vector<idx_t> stride, std::vector<idx_t> dilation,
-                      bool channel_last) {
+                      bool channel_last, const py::object &dest) {
   const Geometry g = make_geometry(in, out, kernel, pad, stride, dilation);
   check_size(x.size(), batch * channels * g.in_size(), "x");
   if (groups <= 0 || channels % groups)
     throw py::value_error("nnabla_ext.cpu._native.im2col: groups must divide channels");
-  py::array_t<T> col(channels * g.kernel_size() * batch * g.out_size());
+  auto col = result<T>(dest, channels * g.kernel_size() * batch * g.out_size(), "im2col");
   const T *px = x.data();
   T *pc = col.mutable_data();
   {
@@ -69,12 +87,12 @@ py::array_t<T> col2im(In<T> col, idx_t batch, idx_t channels, idx_t groups,
                       std::vector<idx_t> in, std::vector<idx_t> out,
                       std::vector<idx_t> kernel, std::vector<idx_t> pad,
                       std::vector<idx_t> stride, std::vector<idx_t> dilation,
-                      bool channel_last) {
+                      bool channel_last, const py::object &dest) {
   const Geometry g = make_geometry(in, out, kernel, pad, stride, dilation);
   check_size(col.size(), channels * g.kernel_size() * batch * g.out_size(), "col");
   if (groups <= 0 || channels % groups)
     throw py::value_error("nnabla_ext.cpu._native.col2im: groups must divide channels");
-  py::array_t<T> x(batch * channels * g.in_size());
+  auto x = result<T>(dest, batch * channels * g.in_size(), "col2im");
   const T *pc = col.data();
   T *px = x.mutable_data();
   {
@@ -193,12 +211,14 @@ void bind_all(py::module_ &m) {
   using namespace pybind11::literals;
   m.def("top_k", &top_k<T>, "x"_a, "rows"_a, "n"_a, "k"_a, "by_abs"_a, "largest"_a,
         "Positions of the k best entries of each row, best first (ties: lower first).");
-  m.def("im2col", &im2col<T>, "x"_a, "batch"_a, "channels"_a, "groups"_a, "in_shape"_a, "out_shape"_a,
-        "kernel"_a, "pad"_a, "stride"_a, "dilation"_a, "channel_last"_a,
-        "Patches of x (N, C, *in) or (N, *in, C) as a flat column buffer.");
+  m.def("im2col", &im2col<T>, "x"_a, "batch"_a, "channels"_a, "groups"_a, "in_shape"_a,
+        "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a, "dilation"_a, "channel_last"_a,
+        "out"_a = py::none(),
+        "Patches of x (N, C, *in) or (N, *in, C) as a flat column buffer (into out if given).");
   m.def("col2im", &col2im<T>, "col"_a, "batch"_a, "channels"_a, "groups"_a, "in_shape"_a,
         "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a, "dilation"_a, "channel_last"_a,
-        "Adjoint of im2col: sums patches back into a flat image buffer.");
+        "out"_a = py::none(),
+        "Adjoint of im2col: sums patches back into a flat image buffer (out if given).");
   m.def("max_pool_forward", &max_pool_forward<T>, "x"_a, "outer"_a, "inner"_a, "in_shape"_a,
         "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a,
         "Max over windows; returns (y, flat index of each maximum in x).");
@@ -217,11 +237,31 @@ void bind_all(py::module_ &m) {
 PYBIND11_MODULE(_native, m) {
   using namespace pybind11::literals;
   m.doc() = "Native C++ kernels of nnabla_ext.cpu";
-  m.attr("ABI_VERSION") = 2;
+  m.attr("ABI_VERSION") = 3;
   // float first: with an exact dtype match pybind11 picks the first overload.
   bind_all<float>(m);
   bind_all<double>(m);
   m.def("num_threads", &nbla_native::num_threads, "Threads the native loops may use.");
+  namespace cache = nbla_native::cache;
+  m.attr("CACHE_MIN_BYTES") = cache::kLargeBytes;
+  m.def("install_cached_allocator", [] { if (!cache::install()) throw py::error_already_set(); },
+        "Allocate numpy arrays through the caching allocator (this thread's context).");
+  m.def("uninstall_cached_allocator", &cache::uninstall,
+        "Restore the numpy allocator found when the cache was first installed.");
+  m.def("clear_memory_cache", &cache::clear, "Return the cached blocks to the OS.");
+  m.def("set_memory_cache_limit", &cache::set_limit, "bytes"_a,
+        "Bound the bytes the cache keeps (blocks beyond it go back to the OS).");
+  m.def("memory_cache_stats", [] {
+    const cache::Stats s = cache::stats();
+    py::dict d;
+    d["in_use"] = s.in_use;
+    d["cached"] = s.cached;
+    d["hits"] = s.hits;
+    d["misses"] = s.misses;
+    d["limit"] = s.limit;
+    d["installed"] = s.installed;
+    return d;
+  }, "Counters of the caching allocator (large blocks only).");
   m.def("set_num_threads", &nbla_native::set_num_threads, "n"_a,
         "Limit the threads of the native loops (OpenMP); BLAS is not affected.");
 }

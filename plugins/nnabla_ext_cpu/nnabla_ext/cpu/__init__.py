@@ -1,7 +1,8 @@
 """nnabla_ext.cpu: the CPU backend of nnabla (numpy kernels with native C++ hot paths).
 
 Offers nnabla's per-extension helpers: :func:`context`, :func:`get_devices`,
-:func:`device_synchronize`, :func:`clear_memory_cache`.
+:func:`device_synchronize`, :func:`clear_memory_cache`, and :func:`memory_cache_stats`
+of the caching allocator (:mod:`.memory`).
 """
 from __future__ import annotations
 
@@ -51,4 +52,33 @@ def device_synchronize(device_id="0"):
 
 
 def clear_memory_cache():
-    """Release cached memory (the CPU backend lets numpy's allocator own its memory)."""
+    """Return the blocks the caching allocator keeps for reuse to the OS.
+
+    Arrays in use are not affected. Does nothing when the native module is missing.
+    """
+    try:
+        from . import memory
+    except ImportError:
+        return
+    memory.clear()
+
+
+def memory_cache_stats():
+    """Counters of the caching allocator (arrays of at least 64 KiB; see :mod:`.memory`).
+
+    Returns:
+        dict: ``in_use`` and ``cached`` (bytes held by arrays and kept for reuse),
+        ``hits`` and ``misses`` (requests served from the cache or mapped anew), ``limit``
+        (the bound on ``cached``) and ``installed`` (whether numpy allocates through it).
+
+    Example:
+        >>> import nnabla_ext.cpu
+        >>> sorted(nnabla_ext.cpu.memory_cache_stats())
+        ['cached', 'hits', 'in_use', 'installed', 'limit', 'misses']
+    """
+    try:
+        from . import memory
+    except ImportError:
+        return {"in_use": 0, "cached": 0, "hits": 0, "misses": 0, "limit": 0,
+                "installed": False}
+    return memory.stats()

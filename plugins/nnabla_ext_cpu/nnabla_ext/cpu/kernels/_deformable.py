@@ -5,17 +5,25 @@ times the mask: ``cols[b, c, k, p]`` for channel ``c``, tap ``k`` and output pix
 ``p``; then ``y = W @ cols`` per group, as an im2col convolution. Offsets and masks
 have x's spatial size and are read at the strided output positions
 (``[ho * stride_h, wo * stride_w]``). Samples outside the image read zeros.
+
+The batch runs in chunks of samples (:func:`._columns.sample_ranges`): the columns, the
+four corners' samples and their gradients are each the size of the columns, so a chunk's
+columns are held to an eighth of the convolutions' column budget.
 """
 from __future__ import annotations
 
+import copy
 import math
 
 from ._base import Kernel
+from ._columns import COLUMN_BUDGET, sample_ranges
 
 CORNERS = ((0, 0), (0, 1), (1, 0), (1, 1))
 
 
 class DeformableConvolution(Kernel):
+    column_budget = COLUMN_BUDGET // 8
+
     def setup(self):
         x, w = self.in_shapes[0], self.in_shapes[1]
         ba = self.base_axis
@@ -27,7 +35,52 @@ class DeformableConvolution(Kernel):
         self.dg = self.deformable_group
         self.has_mask = len(self.in_shapes) > 3 and self.in_shapes[3] is not None
         self.has_bias = len(self.in_shapes) > 4 and self.in_shapes[4] is not None
-        self._state = None
+        per_sample = self.channels * self.taps * math.prod(self.out)
+        self.chunks = sample_ranges(self.batch, per_sample, self.column_budget) or ((0, 0),)
+        self._parts = {self.batch: self}
+
+    def _part(self, n):
+        """This kernel on ``n`` samples: the one a chunk of the batch runs through."""
+        if n not in self._parts:
+            self._parts[n] = copy.copy(self)
+            self._parts[n].batch = n
+        return self._parts[n]
+
+    def _samples(self, a, start, stop):
+        """Samples [start, stop) of a batched input (x, offset, mask, dy), batch axis first."""
+        per_sample = a.shape[self.base_axis:]
+        return a.reshape((self.batch,) + per_sample)[start:stop]
+
+    def _chunk_inputs(self, xs, start, stop):
+        return [x if i in (1, 4) or x is None else self._samples(x, start, stop)
+                for i, x in enumerate(xs)]
+
+    def forward(self, xs):
+        y = None
+        for start, stop in self.chunks:
+            part = self._part(stop - start).forward_samples(self._chunk_inputs(xs, start, stop))
+            if y is None:
+                y = self.xp.empty((self.batch,) + part.shape[1:], dtype=part.dtype)
+            y[start:stop] = part
+        return (y.reshape(self.out_shapes[0]),)
+
+    def backward(self, xs, ys, dys, propagate_down):
+        grads = [None] * len(xs)
+        for start, stop in self.chunks:
+            parts = self._part(stop - start).backward_samples(
+                self._chunk_inputs(xs, start, stop), self._samples(dys[0], start, stop),
+                propagate_down)
+            for i, part in enumerate(parts):
+                if part is None:
+                    continue
+                if i in (1, 4):   # weight and bias: sums over the samples
+                    grads[i] = part if grads[i] is None else self.xp.add(grads[i], part,
+                                                                         out=grads[i])
+                    continue
+                if grads[i] is None:
+                    grads[i] = self.xp.empty((self.batch,) + part.shape[1:], dtype=part.dtype)
+                grads[i][start:stop] = part
+        return [None if g is None else g.reshape(self.in_shapes[i]) for i, g in enumerate(grads)]
 
     def _read(self, a, per_tap):
         """Offset (per_tap=2) or mask (1) values at the strided output positions:
@@ -85,23 +138,25 @@ class DeformableConvolution(Kernel):
     def _weight(self, w):
         return w.reshape(self.group, w.shape[0] // self.group, -1)
 
-    def forward(self, xs):
+    def forward_samples(self, xs):
+        """y of ``self.batch`` samples, shaped (batch, maps, *out)."""
         x, w, offset = xs[:3]
         mask = xs[3] if self.has_mask else None
-        cols, self._state = self._columns(x, offset, mask)
+        cols, _ = self._columns(x, offset, mask)
         y = self.xp.einsum("gok,bgkp->bgop", self._weight(w), self._group_view(cols))
         y = y.reshape((self.batch, -1) + self.out)
         if self.has_bias:
             y = y + xs[4].reshape(-1, 1, 1)
-        return (y.reshape(self.out_shapes[0]),)
+        return y
 
-    def backward(self, xs, ys, dys, propagate_down):
+    def backward_samples(self, xs, dy, propagate_down):
+        """The gradients of ``self.batch`` samples (weight and bias: their sums)."""
         xp = self.xp
         x, w, offset = xs[:3]
         mask = xs[3] if self.has_mask else None
         cols, state = self._columns(x, offset, mask)
         corners, values, ly, lx, sampled, m = state
-        dy = dys[0].reshape((self.batch, self.group, -1, math.prod(self.out)))
+        dy = dy.reshape((self.batch, self.group, -1, math.prod(self.out)))
         grads = [None] * len(xs)
         if propagate_down[1]:
             grads[1] = xp.einsum("bgop,bgkp->gok", dy, self._group_view(cols)).reshape(w.shape)
@@ -148,5 +203,4 @@ class DeformableConvolution(Kernel):
         out = self.xp.zeros((self.batch, self.dg, self.taps, per_tap, self.height,
                              self.width), dtype=g.dtype)
         self._read(out, per_tap)[...] = g
-        shape = self.in_shapes[2] if per_tap == 2 else self.in_shapes[3]
-        return out.reshape(shape)
+        return out

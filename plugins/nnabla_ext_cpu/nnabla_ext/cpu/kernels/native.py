@@ -18,7 +18,7 @@ import numpy as np
 # Read by libgomp when _native loads it, so it must be set before the import.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from .. import _native
+from .. import _native, memory
 from . import array_extra
 from . import neural_network as generic
 
@@ -27,6 +27,10 @@ from . import neural_network as generic
 # an OpenMP team competing with BLAS's threads made max pooling of 64x128x8x8 take 11 ms
 # against 1.3 ms serial (measured here).
 _native.set_num_threads(int(os.environ.get("NNABLA_CPU_NUM_THREADS", "1")))
+
+# The backend activates when its kernel table loads (this import): from then on numpy
+# allocates through the caching allocator if NNABLA_CPU_CACHED_ALLOCATOR=1 (off by default).
+memory.install_from_environment()
 
 MAX_NATIVE_AXES = 3
 NATIVE_DTYPES = (np.float32, np.float64)
@@ -48,24 +52,39 @@ def _pool_lists(g):
     return (list(g.in_shape), list(g.out_shape), list(g.kernel), list(g.pad), list(g.stride))
 
 
+def _into(out, dtype):
+    """``out`` if the C++ code can write into it (C-contiguous, of ``dtype``), else None."""
+    if out is not None and out.dtype == dtype and out.flags.c_contiguous:
+        return out
+    return None
+
+
+def _deliver(result, out):
+    """The result in ``out`` when one was asked for (copied there unless written in place)."""
+    if out is None or result is out:
+        return result
+    out.reshape(result.shape)[...] = result
+    return out
+
+
 class _NativeIm2col:
     """Mixin replacing the im2col/col2im hooks of the convolution kernels."""
 
-    def im2col(self, x):
-        g = self.geo
+    def im2col(self, x, g, out=None):
         if len(g.kernel) > MAX_NATIVE_AXES:
-            return super().im2col(x)
-        col = _native.im2col(_as_native(x), g.batch, g.channels, g.groups, *_conv_lists(g),
-                             g.channel_last)
-        return col.astype(x.dtype, copy=False).reshape(g.col_shape)
+            return super().im2col(x, g, out)
+        xn = _as_native(x)
+        col = _native.im2col(xn, g.batch, g.channels, g.groups, *_conv_lists(g),
+                             g.channel_last, out=_into(out, xn.dtype))
+        return _deliver(col.astype(x.dtype, copy=False), out).reshape(g.col_shape)
 
-    def col2im(self, col):
-        g = self.geo
+    def col2im(self, col, g, out=None):
         if len(g.kernel) > MAX_NATIVE_AXES:
-            return super().col2im(col)
-        image = _native.col2im(_as_native(col), g.batch, g.channels, g.groups, *_conv_lists(g),
-                               g.channel_last)
-        return image.astype(col.dtype, copy=False).reshape(g.image_shape)
+            return super().col2im(col, g, out)
+        cn = _as_native(col)
+        image = _native.col2im(cn, g.batch, g.channels, g.groups, *_conv_lists(g),
+                               g.channel_last, out=_into(out, cn.dtype))
+        return _deliver(image.astype(col.dtype, copy=False), out).reshape(g.image_shape)
 
 
 class Convolution(_NativeIm2col, generic.Convolution):

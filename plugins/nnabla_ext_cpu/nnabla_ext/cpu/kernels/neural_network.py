@@ -1,18 +1,11 @@
 """Kernels of the neural network layers, written against ``xp``.
 
-Convolutions are im2col + one batched GEMM per call (``xp.matmul`` over the
-groups), backward is two GEMMs + col2im. Column buffers have two layouts,
-chosen so that each group's GEMM operand is a plain (strided) matrix:
-
-- channel-first: ``(C, *kernel, N, *out)``, i.e. per group a (C/G*K, N*O) matrix;
-- channel-last: ``(N, *out, G, *kernel, C/G)``, i.e. per group an (N*O, K*C/G)
-  matrix, the transposed view of the same operand.
-
-Poolings view ``x`` as ``(outer, *spatial, inner)`` (``inner`` is 1, or the
-channels when ``channel_last``) and loop over the kernel offsets, vectorised
-over every output. These generic kernels are the reference for other backends;
-:mod:`.native` overrides the window loops (``im2col``, ``col2im``, pooling) with
-C++.
+Convolutions are im2col + one batched GEMM (``xp.matmul`` over the groups) per chunk of
+samples, backward is two GEMMs + col2im per chunk (the column math is in
+:mod:`._columns`). Poolings view ``x`` as ``(outer, *spatial, inner)`` (``inner`` is 1,
+or the channels when ``channel_last``) and loop over the kernel offsets, vectorised over
+every output. These generic kernels are the reference for other backends; :mod:`.native`
+overrides the window loops (``im2col``, ``col2im``, pooling) with C++.
 """
 from __future__ import annotations
 
@@ -21,167 +14,9 @@ import math
 from dataclasses import dataclass
 
 from ._base import Kernel
-
-
-# ------------------------------------------------------------------ geometry
-@dataclass(frozen=True)
-class ConvGeometry:
-    """One convolution seen as im2col + GEMM.
-
-    The image is ``(batch, channels, *in_shape)`` (or channels last); ``out_shape``
-    is the spatial size of the convolution's output (a deconvolution's input).
-    """
-
-    batch: int
-    channels: int
-    groups: int
-    in_shape: tuple
-    out_shape: tuple
-    kernel: tuple
-    pad: tuple
-    stride: tuple
-    dilation: tuple
-    channel_last: bool
-
-    @property
-    def image_shape(self):
-        if self.channel_last:
-            return (self.batch,) + self.in_shape + (self.channels,)
-        return (self.batch, self.channels) + self.in_shape
-
-    @property
-    def col_shape(self):
-        if self.channel_last:
-            return ((self.batch,) + self.out_shape + (self.groups,) + self.kernel
-                    + (self.channels // self.groups,))
-        return (self.channels,) + self.kernel + (self.batch,) + self.out_shape
-
-    @property
-    def rows(self):
-        """Rows of one group's column matrix: C/G * prod(kernel)."""
-        return self.channels // self.groups * math.prod(self.kernel)
-
-    @property
-    def pixels(self):
-        """Columns of the column matrix: batch * prod(out_shape)."""
-        return self.batch * math.prod(self.out_shape)
-
-    @property
-    def out_pixels(self):
-        return math.prod(self.out_shape)
-
-
-def conv_geometry(image, out_spatial, kernel, kernel_args, base_axis, groups, channel_last):
-    """The geometry of an image shape (``image``: the full shape, batch axes included)."""
-    n = len(kernel)
-    spatial = tuple(image[base_axis:base_axis + n] if channel_last
-                    else image[base_axis + 1:base_axis + 1 + n])
-    channels = image[base_axis + n] if channel_last else image[base_axis]
-    return ConvGeometry(math.prod(image[:base_axis]), channels, groups, spatial,
-                        tuple(out_spatial), tuple(kernel), *kernel_args, channel_last)
-
-
-def _tap_slices(g, k):
-    """Slices of the padded image that kernel offset ``k`` reads, for every output."""
-    return tuple(slice(ki * d, ki * d + (o - 1) * s + 1, s)
-                 for ki, d, o, s in zip(k, g.dilation, g.out_shape, g.stride))
-
-
-def _pad_widths(g):
-    """Padding before/after each spatial axis so that every tap is inside the array."""
-    return [(p, max(0, (o - 1) * s + (k - 1) * d + 1 - p - i))
-            for p, o, s, k, d, i in zip(g.pad, g.out_shape, g.stride, g.kernel, g.dilation,
-                                        g.in_shape)]
-
-
-def _spatial_index(g, spatial):
-    """Index tuple selecting ``spatial`` in an image of ``g``'s layout."""
-    full = slice(None)
-    return (full,) + spatial + (full,) if g.channel_last else (full, full) + spatial
-
-
-def _with_padding(xp, x, g):
-    widths = _pad_widths(g)
-    if not any(a or b for a, b in widths):
-        return x
-    full = [(0, 0)]
-    return xp.pad(x, full + widths + full if g.channel_last else full * 2 + widths)
-
-
-def im2col(xp, x, g):
-    """Column buffer of image ``x`` (shape ``g.col_shape``); out-of-image taps are 0."""
-    xpad = _with_padding(xp, x.reshape(g.image_shape), g)
-    col = xp.empty(g.col_shape, dtype=x.dtype)
-    lead = (slice(None),) * (2 + len(g.kernel))
-    for k in itertools.product(*map(range, g.kernel)):
-        patch = xpad[_spatial_index(g, _tap_slices(g, k))]
-        if g.channel_last:
-            col[lead + k] = patch.reshape(patch.shape[:-1] + (g.groups, g.channels // g.groups))
-        else:
-            col[(slice(None),) + k] = patch.swapaxes(0, 1)
-    return col
-
-
-def col2im(xp, col, g):
-    """Adjoint of :func:`im2col`: sums every column entry back into its image pixel."""
-    col = col.reshape(g.col_shape)
-    widths = _pad_widths(g)
-    padded = [i + a + b for i, (a, b) in zip(g.in_shape, widths)]
-    shape = ((g.batch, *padded, g.channels) if g.channel_last
-             else (g.batch, g.channels, *padded))
-    xpad = xp.zeros(shape, dtype=col.dtype)
-    lead = (slice(None),) * (2 + len(g.kernel))
-    for k in itertools.product(*map(range, g.kernel)):
-        target = _spatial_index(g, _tap_slices(g, k))
-        if g.channel_last:
-            part = col[lead + k]
-            xpad[target] += part.reshape(part.shape[:-2] + (g.channels,))
-        else:
-            xpad[target] += col[(slice(None),) + k].swapaxes(0, 1)
-    crop = tuple(slice(a, a + i) for i, (a, _) in zip(g.in_shape, widths))
-    return xp.ascontiguousarray(xpad[_spatial_index(g, crop)])
-
-
-# Grouped GEMM operands: every matrix below is (groups, rows, batch * pixels).
-def cols_as_gemm(g, col):
-    if g.channel_last:
-        return col.reshape(g.pixels, g.groups, g.rows).transpose(1, 2, 0)
-    return col.reshape(g.groups, g.rows, g.pixels)
-
-
-def gemm_as_cols(xp, g, m):
-    if g.channel_last:
-        return xp.ascontiguousarray(m.transpose(2, 0, 1)).reshape(g.col_shape)
-    return m.reshape(g.col_shape)
-
-
-def maps_as_gemm(g, y, channels):
-    """Feature maps on the output grid, ``(N, C, *out)`` or ``(N, *out, C)``, as GEMM rows."""
-    per = channels // g.groups
-    if g.channel_last:
-        return y.reshape(g.pixels, g.groups, per).transpose(1, 2, 0)
-    y = y.reshape(g.batch, channels, g.out_pixels).transpose(1, 0, 2)
-    return y.reshape(g.groups, per, g.pixels)
-
-
-def gemm_as_maps(xp, g, m, shape):
-    """Inverse of :func:`maps_as_gemm`, as a C-contiguous array of ``shape``."""
-    channels = m.shape[0] * m.shape[1]
-    if g.channel_last:
-        m = m.reshape(channels, g.pixels).T
-    else:
-        m = m.reshape(channels, g.batch, g.out_pixels).transpose(1, 0, 2)
-    return xp.ascontiguousarray(m).reshape(shape)
-
-
-def add_bias(y, bias, channel_axis):
-    shape = [1] * y.ndim
-    shape[channel_axis] = -1
-    return y + bias.reshape(shape)
-
-
-def bias_grad(dy, channel_axis):
-    return dy.sum(axis=tuple(a for a in range(dy.ndim) if a != channel_axis))
+from ._columns import (COLUMN_BUDGET, add_bias, bias_grad, col2im, cols_as_gemm,
+                       conv_geometry, gemm_as_cols, im2col, maps_as_gemm, sample_chunks,
+                       store_maps)
 
 
 # ------------------------------------------------------------------- affine
@@ -214,9 +49,14 @@ class Affine(Kernel):
 
 # ------------------------------------------------------------- convolutions
 class _ConvBase(Kernel):
-    """Shared setup: geometry, grouped weight view, the im2col/col2im hooks."""
+    """Shared setup: geometry, sample chunks, grouped weight view, the im2col/col2im hooks.
+
+    Every pass walks the batch in ``self.chunks`` (see :func:`._columns.sample_chunks`),
+    so a column buffer never holds more than ``column_budget`` elements (or one sample).
+    """
 
     depthwise = False
+    column_budget = COLUMN_BUDGET
 
     def setup(self):
         w = self.in_shapes[1]
@@ -226,18 +66,57 @@ class _ConvBase(Kernel):
         image, grid = self.image_and_grid()
         self.geo = conv_geometry(image, grid, kernel, (self.pad, self.stride, self.dilation),
                                  self.base_axis, self.groups(), channel_last)
+        self.chunks = sample_chunks(self.geo, self.column_budget)
         self.channel_axis = self.base_axis + n if channel_last else self.base_axis
+        # channels of the maps on the output grid: a convolution's y, a deconvolution's x
+        grid_maps = self.out_shapes[0] if self.grid_is_output else self.in_shapes[0]
+        self.grid_channels = grid_maps[self.channel_axis]
 
-    def im2col(self, x):
-        return im2col(self.xp, x, self.geo)
+    def im2col(self, x, g, out=None):
+        return im2col(self.xp, x, g, out)
 
-    def col2im(self, col):
-        return col2im(self.xp, col, self.geo)
+    def col2im(self, col, g, out=None):
+        return col2im(self.xp, col, g, out)
 
     def weight_gemm(self, w):
         """The weight as (groups, channels per group on the grid side, rows)."""
         groups = self.geo.groups
         return w.reshape(groups, w.shape[0] // groups, self.geo.rows)
+
+    def per_sample(self, a):
+        """``a`` (a batch of images or grids) as (batch, elements per sample)."""
+        return a.reshape(self.geo.batch, math.prod(a.shape[self.base_axis:]))
+
+    def empty_like_samples(self, shape, *operands):
+        """An uninitialised (batch, elements per sample) array for a result of ``shape``."""
+        dtype = self.xp.result_type(*operands)
+        return self.xp.empty((self.geo.batch, math.prod(shape[self.base_axis:])), dtype=dtype)
+
+    def column_buffer(self, dtype):
+        """One flat buffer for the columns of the largest chunk (the first)."""
+        return self.xp.empty(self.chunks[0][2].col_size if self.chunks else 0, dtype=dtype)
+
+    def unfold(self, image, g, buffer):
+        """The columns of ``image`` (samples of geometry ``g``) as GEMM operand."""
+        return cols_as_gemm(g, self.im2col(image, g, buffer[:g.col_size]))
+
+    def fold(self, w, grid, g, out):
+        """``out`` = col2im(W^T @ grid) for a chunk; ``grid`` in GEMM layout."""
+        self.col2im(gemm_as_cols(self.xp, g, self.xp.matmul(w.transpose(0, 2, 1), grid)), g,
+                    out)
+
+    def weight_grad(self, dw, grid, cols):
+        """dw + grid @ cols^T (the weight gradient of one chunk, summed over chunks)."""
+        part = self.xp.matmul(grid, cols.transpose(0, 2, 1))
+        if dw is None:
+            return part
+        dw += part
+        return dw
+
+    def finish_weight_grad(self, dw, *operands):
+        if dw is None:   # an empty batch
+            dw = self.xp.zeros(self.in_shapes[1], dtype=self.xp.result_type(*operands))
+        return dw.reshape(self.in_shapes[1])
 
     def has_bias(self):
         # From the shapes: backward may get None for data it does not need (bias).
@@ -249,9 +128,19 @@ class _ConvBase(Kernel):
             return shape[self.base_axis:-1]
         return shape[self.base_axis + 1:]
 
+    def backward(self, xs, ys, dys, propagate_down):
+        grads = [None] * len(xs)
+        if propagate_down[0] or propagate_down[1]:
+            grads[:2] = self.data_grads(xs[0], xs[1], dys[0], propagate_down[:2])
+        if self.has_bias() and propagate_down[2]:
+            grads[2] = bias_grad(dys[0], self.channel_axis)
+        return grads
+
 
 class Convolution(_ConvBase):
     """y = W @ im2col(x) per group; the image is x, the output grid is y."""
+
+    grid_is_output = True
 
     def image_and_grid(self):
         return self.in_shapes[0], self.spatial(self.out_shapes[0])
@@ -260,29 +149,39 @@ class Convolution(_ConvBase):
         return self.group
 
     def forward(self, xs):
-        g, xp = self.geo, self.xp
-        y = xp.matmul(self.weight_gemm(xs[1]), cols_as_gemm(g, self.im2col(xs[0])))
-        y = gemm_as_maps(xp, g, y, self.out_shapes[0])
-        return (add_bias(y, xs[2], self.channel_axis) if self.has_bias() else y,)
+        x, w = self.per_sample(xs[0]), self.weight_gemm(xs[1])
+        y = self.empty_like_samples(self.out_shapes[0], xs[0], xs[1])
+        buffer = self.column_buffer(x.dtype)
+        for start, stop, g in self.chunks:
+            store_maps(g, self.xp.matmul(w, self.unfold(x[start:stop], g, buffer)),
+                       y[start:stop])
+        y = y.reshape(self.out_shapes[0])
+        return (add_bias(self.xp, y, xs[2], self.channel_axis) if self.has_bias() else y,)
 
-    def backward(self, xs, ys, dys, propagate_down):
-        g, xp = self.geo, self.xp
-        grads = [None] * len(xs)
-        if propagate_down[0] or propagate_down[1]:
-            dy = maps_as_gemm(g, dys[0], self.out_shapes[0][self.channel_axis])
-        if propagate_down[0]:
-            dcol = xp.matmul(self.weight_gemm(xs[1]).transpose(0, 2, 1), dy)
-            grads[0] = self.col2im(gemm_as_cols(xp, g, dcol)).reshape(self.in_shapes[0])
-        if propagate_down[1]:
-            cols = cols_as_gemm(g, self.im2col(xs[0]))
-            grads[1] = xp.matmul(dy, cols.transpose(0, 2, 1)).reshape(self.in_shapes[1])
-        if self.has_bias() and propagate_down[2]:
-            grads[2] = bias_grad(dys[0], self.channel_axis)
-        return grads
+    def data_grads(self, x, w, dy, wanted):
+        """(dx, dw), each None unless wanted, a chunk of samples at a time."""
+        w, dx, dw = self.weight_gemm(w), None, None
+        dym = self.per_sample(dy)
+        if wanted[0]:
+            dx = self.empty_like_samples(self.in_shapes[0], w, dy)
+        if wanted[1]:
+            x = self.per_sample(x)
+            buffer = self.column_buffer(x.dtype)
+        for start, stop, g in self.chunks:
+            grid = maps_as_gemm(g, dym[start:stop], self.grid_channels)
+            if wanted[0]:
+                self.fold(w, grid, g, dx[start:stop])
+            if wanted[1]:
+                dw = self.weight_grad(dw, grid, self.unfold(x[start:stop], g, buffer))
+        if wanted[1]:
+            dw = self.finish_weight_grad(dw, x, dy)
+        return (None if dx is None else dx.reshape(self.in_shapes[0]), dw)
 
 
 class Deconvolution(_ConvBase):
     """y = col2im(W^T @ x) per group; the image is y, the output grid is x."""
+
+    grid_is_output = False
 
     def image_and_grid(self):
         return self.out_shapes[0], self.spatial(self.in_shapes[0])
@@ -291,26 +190,33 @@ class Deconvolution(_ConvBase):
         return self.group
 
     def forward(self, xs):
-        g, xp = self.geo, self.xp
-        xm = maps_as_gemm(g, xs[0], self.in_shapes[0][self.channel_axis])
-        col = xp.matmul(self.weight_gemm(xs[1]).transpose(0, 2, 1), xm)
-        y = self.col2im(gemm_as_cols(xp, g, col)).reshape(self.out_shapes[0])
-        return (add_bias(y, xs[2], self.channel_axis) if self.has_bias() else y,)
+        x, w = self.per_sample(xs[0]), self.weight_gemm(xs[1])
+        y = self.empty_like_samples(self.out_shapes[0], xs[0], xs[1])
+        for start, stop, g in self.chunks:
+            self.fold(w, maps_as_gemm(g, x[start:stop], self.grid_channels), g,
+                      y[start:stop])
+        y = y.reshape(self.out_shapes[0])
+        return (add_bias(self.xp, y, xs[2], self.channel_axis) if self.has_bias() else y,)
 
-    def backward(self, xs, ys, dys, propagate_down):
-        g, xp = self.geo, self.xp
-        grads = [None] * len(xs)
-        if propagate_down[0] or propagate_down[1]:
-            cols = cols_as_gemm(g, self.im2col(dys[0]))
-        if propagate_down[0]:
-            dx = xp.matmul(self.weight_gemm(xs[1]), cols)
-            grads[0] = gemm_as_maps(xp, g, dx, self.in_shapes[0])
-        if propagate_down[1]:
-            xm = maps_as_gemm(g, xs[0], self.in_shapes[0][self.channel_axis])
-            grads[1] = xp.matmul(xm, cols.transpose(0, 2, 1)).reshape(self.in_shapes[1])
-        if self.has_bias() and propagate_down[2]:
-            grads[2] = bias_grad(dys[0], self.channel_axis)
-        return grads
+    def data_grads(self, x, w, dy, wanted):
+        """(dx, dw), each None unless wanted: both read the columns of dy."""
+        w, dx, dw = self.weight_gemm(w), None, None
+        dyi = self.per_sample(dy)
+        if wanted[0]:
+            dx = self.empty_like_samples(self.in_shapes[0], w, dy)
+        if wanted[1]:
+            x = self.per_sample(x)
+        buffer = self.column_buffer(dy.dtype)
+        for start, stop, g in self.chunks:
+            cols = self.unfold(dyi[start:stop], g, buffer)
+            if wanted[0]:
+                store_maps(g, self.xp.matmul(w, cols), dx[start:stop])
+            if wanted[1]:
+                grid = maps_as_gemm(g, x[start:stop], self.grid_channels)
+                dw = self.weight_grad(dw, grid, cols)
+        if wanted[1]:
+            dw = self.finish_weight_grad(dw, x, dy)
+        return (None if dx is None else dx.reshape(self.in_shapes[0]), dw)
 
 
 class DepthwiseConvolution(Convolution):
