@@ -8,7 +8,7 @@ the ``nnabla.plugins`` entry points at the end of ``import nnabla``.
 from __future__ import annotations
 
 __version__ = "1.39.0"
-__core_version__ = "0.1.0"
+__core_version__ = "0.2.0"
 
 from . import plugins  # noqa: E402
 from .logger import logger  # noqa: E402,F401

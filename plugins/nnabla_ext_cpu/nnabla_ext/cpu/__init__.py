@@ -6,7 +6,7 @@ of the caching allocator (:mod:`.memory`).
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 API_VERSION = (2, 0)
 
 
