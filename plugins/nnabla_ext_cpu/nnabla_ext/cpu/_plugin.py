@@ -30,6 +30,10 @@ def nnabla_array_classes():
 
 @hookimpl
 def nnabla_kernels():
+    # Activation: from now on numpy allocates through the caching allocator if
+    # NNABLA_CPU_CACHED_ALLOCATOR=1 (off by default; see nnabla_ext.cpu.memory).
+    from . import memory
+    memory.install_from_environment()
     return [KernelSet(backend="cpu", type_configs=("float", "half"),
                       load="nnabla_ext.cpu.kernels:CPU_KERNELS")]
 

@@ -18,7 +18,7 @@ import numpy as np
 # Read by libgomp when _native loads it, so it must be set before the import.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from .. import _native, memory
+from .. import _native
 from . import array_extra
 from . import neural_network as generic
 
@@ -27,10 +27,6 @@ from . import neural_network as generic
 # an OpenMP team competing with BLAS's threads made max pooling of 64x128x8x8 take 11 ms
 # against 1.3 ms serial (measured here).
 _native.set_num_threads(int(os.environ.get("NNABLA_CPU_NUM_THREADS", "1")))
-
-# The backend activates when its kernel table loads (this import): from then on numpy
-# allocates through the caching allocator if NNABLA_CPU_CACHED_ALLOCATOR=1 (off by default).
-memory.install_from_environment()
 
 MAX_NATIVE_AXES = 3
 NATIVE_DTYPES = (np.float32, np.float64)
