@@ -37,7 +37,14 @@ def parse_backend(entry):
 
 
 def solver_rule(type_name, ctx):
-    """The update rule of solver ``type_name`` for the first backend of ``ctx`` that has one.
+    """The update rule of solver ``type_name`` for the first backend of ``ctx`` that has one
+    (see :func:`find_solver_rule`)."""
+    return find_solver_rule(type_name, ctx)[0]
+
+
+def find_solver_rule(type_name, ctx):
+    """``(rule, backend)``: solver ``type_name``'s update rule for the first backend of
+    ``ctx`` that has one, and that backend.
 
     A rule found only on a backend of another array family than the context's first is
     logged once at INFO, or raises in strict mode (``nnabla.ext_utils.set_strict_fallback``).
@@ -53,7 +60,7 @@ def solver_rule(type_name, ctx):
         rules = REGISTRY.solver_rules.get(backend, {})
         if type_name in rules:
             _note_solver_fallback(type_name, ctx.backend, backend)
-            return rules[type_name]
+            return rules[type_name], backend
         tried.append(backend)
     raise NotImplementedError(f"S.{type_name}: no update rule for context backend="
                               f"{ctx.backend}; searched {tried}")

@@ -28,6 +28,7 @@ from importlib import metadata
 
 import pluggy
 
+from ..array_family import register_family
 from . import hookspecs
 from .types import (ArrayFamily, CommunicatorSet, Extension, KernelSet, PluginInfo,
                     PluginRecord, SolverKernelSet)
@@ -190,6 +191,8 @@ class Registry:
         layers = {TABLE_HOOKS[name][1]: self._load_sets(record, name) for name in TABLE_HOOKS}
         # Commit only when every hook succeeded, so a failure leaves no half state.
         self.families.update({f.name: f for f in families})
+        for family in families:
+            register_family(family)         # the core's arrays find their families there
         for table, by_key in layers.items():
             for key, layer in by_key.items():
                 self._layers[table].setdefault(key, {})[record.entry_point] = layer

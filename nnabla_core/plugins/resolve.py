@@ -10,7 +10,6 @@ import logging
 
 from .._state import STATE, cache
 from ..array_family import family as _family
-from ..array_family import register_family
 from ..kernel import declines_some_arguments
 from . import REGISTRY, parse_backend
 
@@ -41,8 +40,6 @@ def _candidates(type_name, backends):
         for entry in backends:
             backend, type_config = parse_backend(entry)
             REGISTRY.activate(backend)
-            for fam in REGISTRY.families.values():
-                register_family(fam)
             table = REGISTRY.kernels.get((backend, type_config), {})
             if type_name in table:
                 ext = REGISTRY.extensions[backend][0]
@@ -154,20 +151,12 @@ def family_of_context(ctx):
     """The :class:`~nnabla.array_family.ArrayFamily` of the first backend of ``ctx``."""
     backend, _ = parse_backend(ctx.backend[0])
     REGISTRY.activate(backend)
-    for fam in REGISTRY.families.values():
-        register_family(fam)
     return _family(REGISTRY.extensions[backend][0].family)
 
 
 def solver_binding(type_name, ctx):
     """``(rule, family)``: solver ``type_name``'s update rule for ``ctx`` (see
     :func:`nnabla.plugins.solver_rule`) and the array family it updates arrays in."""
-    from . import solver_rule
-    rule = solver_rule(type_name, ctx)
-    for entry in ctx.backend:
-        backend, _ = parse_backend(entry)
-        if REGISTRY.solver_rules.get(backend, {}).get(type_name) is rule:
-            for fam in REGISTRY.families.values():
-                register_family(fam)
-            return rule, _family(REGISTRY.extensions[backend][0].family)
-    raise AssertionError(f"S.{type_name}: the rule found is registered for no backend")
+    from . import find_solver_rule
+    rule, backend = find_solver_rule(type_name, ctx)
+    return rule, _family(REGISTRY.extensions[backend][0].family)
