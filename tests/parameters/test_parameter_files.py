@@ -181,9 +181,7 @@ def test_load_shape_mismatch_with_existing_parameter_changes_nothing(tmp_path):
     np.testing.assert_array_equal(get_parameters()["net/conv/b"].d, np.full(4, 7))
 
 
-@pytest.mark.parametrize("ext, error", [(".protobuf", NotImplementedError),
-                                        (".nnp", NotImplementedError),
-                                        (".txt", ValueError)])
+@pytest.mark.parametrize("ext, error", [(".txt", ValueError)])
 def test_other_formats_raise_naming_the_extension(tmp_path, ext, error):
     path = str(tmp_path / f"params{ext}")
     with pytest.raises(error, match=ext):
