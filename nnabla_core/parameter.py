@@ -350,51 +350,86 @@ def set_parameter_from_proto(proto):
 def load_parameters(path, proto=None, needs_proto=False, extension=".nntxt"):
     """Loads parameters from a file and registers them under the current scope.
 
-    Each dataset of an ``.h5`` file becomes the parameter of the same path, created if
-    absent (with the stored ``need_grad``) and overwritten otherwise, in the stored
-    ``index`` order. The whole file is read and checked before any parameter changes.
+    Each stored parameter becomes the parameter of the same path, created if absent (with
+    the stored ``need_grad``) and overwritten otherwise, in the stored order. The whole file
+    is read and checked before any parameter changes. Formats: ``.h5`` (one dataset per
+    parameter), ``.protobuf`` and ``.nntxt``/``.prototxt`` (an ``NNablaProtoBuf`` whose
+    ``parameter`` entries are read; its other content is merged into the returned proto),
+    ``.nnp`` (every parameter member of the archive).
 
     Args:
         path (str, os.PathLike or file object): The file; its extension picks the
             format (``extension`` is used for file objects).
-        proto: Unused for ``.h5``; returned as given.
-        needs_proto (bool): Must be False (protobuf output is not supported yet).
+        proto (nnabla.utils.nnabla_pb2.NNablaProtoBuf, optional): The message protobuf
+            content is merged into; a new one when None.
+        needs_proto (bool): Also add the parameters of an ``.h5`` file to the proto.
         extension (str): Format of a file-object ``path``.
 
     Returns:
-        The ``proto`` argument.
+        nnabla.utils.nnabla_pb2.NNablaProtoBuf: The proto (as nnabla returns it).
 
     Raises:
         FileNotFoundError: If ``path`` does not exist.
-        ValueError: If the file is not a valid parameter file (with the reason), or a
-            stored shape differs from an existing parameter's shape.
-        NotImplementedError: For ``.protobuf``/``.nntxt``/``.nnp`` or ``needs_proto``.
+        ValueError: If the file is not a valid parameter file (with the reason, naming the
+            file and member), or a stored shape differs from an existing parameter's shape.
     """
     api = "nn.load_parameters"
     ext = _files.file_extension(path, extension, api)
-    if ext != ".h5":
-        raise _files.unsupported(ext, api)
-    if needs_proto:
-        raise NotImplementedError(f"{api}: needs_proto=True is not supported yet")
-    entries = _files.h5_parameters.read_parameter_file(path)
+    if ext == ".h5" and proto is None and not needs_proto:
+        entries = _files.h5_parameters.read_parameter_file(path)
+        _check_loaded_shapes(entries, api)
+        for key, values, need_grad in entries:
+            var = get_parameter_or_create(key, values.shape, need_grad=need_grad)
+            var.data.cast(values.dtype)[...] = values
+        return _empty_proto()
+    from .utils import _nnp_parameters
+
+    if ext not in _nnp_parameters.PARAMETER_EXTENSIONS:
+        raise _unsupported_extension(ext, api)
+    if proto is None:
+        proto = _empty_proto()
+    entries = _nnp_parameters.read_parameter_file(path, ext, proto)
+    _check_loaded_shapes(entries, api)
+    for key, values, need_grad in entries:
+        var = get_parameter_or_create(key, values.shape, need_grad=need_grad)
+        var.data.cast(values.dtype)[...] = values
+    if ext == ".h5" and needs_proto:
+        proto.MergeFrom(_nnp_parameters.proto_with_parameters(OrderedDict(
+            (key, Variable.from_numpy_array(values, need_grad=need_grad))
+            for key, values, need_grad in entries)))
+    return proto
+
+
+def _unsupported_extension(ext, api):
+    return ValueError(f"{api}: unsupported file extension {ext!r}; expected one of .h5, "
+                      f".protobuf, .nntxt, .prototxt, .nnp")
+
+
+def _empty_proto():
+    from .utils import nnabla_pb2
+
+    return nnabla_pb2.NNablaProtoBuf()
+
+
+def _check_loaded_shapes(entries, api):
     for key, values, need_grad in entries:
         existing = get_parameter(key)
         if existing is not None and tuple(existing.shape) != values.shape:
             raise ValueError(
                 f"{api}: parameter '{key}' in the file has shape {values.shape}; the existing "
                 f"parameter has shape {tuple(existing.shape)}")
-    for key, values, need_grad in entries:
-        var = get_parameter_or_create(key, values.shape, need_grad=need_grad)
-        var.data.cast(values.dtype)[...] = values
-    return proto
 
 
 def save_parameters(path, params=None, extension=None):
-    """Saves parameters to a file (``.h5``), atomically.
+    """Saves parameters to a file, atomically.
 
-    The file gets one dataset per parameter at its '/'-joined name, with attributes
-    ``need_grad`` and ``index`` (the order). A path target is written to a temporary
-    file in the same folder and renamed over ``path`` only when complete.
+    Formats, by the extension of ``path`` (or ``extension`` for a file object): ``.h5``
+    (one dataset per parameter at its '/'-joined name, with attributes ``need_grad`` and
+    ``index``), ``.protobuf`` (an ``NNablaProtoBuf`` with one ``parameter`` entry each,
+    float32 values), ``.nntxt``/``.prototxt`` (the same in protobuf text) and ``.nnp`` (an
+    archive with ``nnp_version.txt`` and ``parameter.h5``). nnabla 1.39 writes only
+    ``.h5`` and ``.protobuf``; the other two are read back by it. A path target is written
+    to a temporary file in the same folder and renamed over ``path`` only when complete.
 
     Args:
         path (str, os.PathLike or file object): Destination.
@@ -404,12 +439,16 @@ def save_parameters(path, params=None, extension=None):
 
     Raises:
         ValueError: For an unknown extension or parameter names that collide.
-        NotImplementedError: For ``.protobuf``/``.nntxt``/``.nnp``.
     """
     api = "nn.save_parameters"
     ext = _files.file_extension(path, extension, api)
-    if ext != ".h5":
-        raise _files.unsupported(ext, api)
     if params is None:
         params = get_parameters(grad_only=False)
-    _files.h5_parameters.write_parameter_file(path, params)
+    if ext == ".h5":
+        _files.h5_parameters.write_parameter_file(path, params)
+        return
+    from .utils import _nnp_parameters
+
+    if ext not in _nnp_parameters.PARAMETER_EXTENSIONS:
+        raise _unsupported_extension(ext, api)
+    _nnp_parameters.write_parameter_file(path, params, ext)
