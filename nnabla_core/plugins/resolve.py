@@ -160,3 +160,49 @@ def solver_binding(type_name, ctx):
     from . import find_solver_rule
     rule, backend = find_solver_rule(type_name, ctx)
     return rule, _family(REGISTRY.extensions[backend][0].family)
+
+
+def communicator_factory(name, ctx):
+    """``(factory, backend)``: the communicator ``name`` (``'MultiProcessDataParallel
+    Communicator'``, ``'DataParallelCommunicator'``) of the first backend of ``ctx`` whose
+    plugin registers one through the ``nnabla_communicators`` hook.
+
+    A communicator found only on a backend of another array family than the context's first
+    is logged once at INFO, or raises in strict mode, as for kernels.
+
+    Raises:
+        NotImplementedError: no backend of ``ctx`` registers ``name``; the message lists the
+            backends that register communicators and the plugins that failed to load.
+    """
+    first_family = None
+    for entry in ctx.backend:
+        backend, _ = parse_backend(entry)
+        REGISTRY.activate(backend)
+        family_name = REGISTRY.extensions[backend][0].family
+        first_family = family_name if first_family is None else first_family
+        table = REGISTRY.communicators.get(backend, {})
+        if name in table:
+            if family_name != first_family:
+                _note_communicator_fallback(name, ctx.backend, backend, first_family,
+                                            family_name)
+            return table[name], backend
+    offered = {b: sorted(t) for b, t in sorted(REGISTRY.communicators.items()) if t}
+    msg = (f"C.{name}: no communicator for context backend={list(ctx.backend)}; "
+           f"registered communicators: {offered or 'none'} "
+           f"(installed backends: {', '.join(sorted(REGISTRY.extensions)) or 'none'})")
+    broken = [f"{r.entry_point} ({r.status}: {r.reason})" for r in REGISTRY.records.values()
+              if r.status in ("failed", "skipped")]
+    if broken:
+        msg += f"; plugins not loaded: {', '.join(broken)}"
+    raise NotImplementedError(msg)
+
+
+def _note_communicator_fallback(name, backends, backend, wanted, found):
+    what = (f"C.{name}: no communicator on '{backends[0]}' (array family '{wanted}'); "
+            f"the one of '{backend}' (array family '{found}')")
+    if STATE.strict_fallback:
+        raise NotImplementedError(f"{what} would run instead (strict mode)")
+    key = ("communicator", name, tuple(backends))
+    if key not in _logged_fallbacks:
+        _logged_fallbacks.add(key)
+        logger.info("%s runs instead (arrays are synchronised)", what)

