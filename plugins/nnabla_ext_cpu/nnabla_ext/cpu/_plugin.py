@@ -6,7 +6,8 @@ Importing this module is cheap: kernel tables load at activation.
 from __future__ import annotations
 
 from nnabla.array_family import HOST
-from nnabla.plugins import Extension, KernelSet, PluginInfo, SolverKernelSet, hookimpl
+from nnabla.plugins import (CommunicatorSet, Extension, KernelSet, PluginInfo, SolverKernelSet,
+                            hookimpl)
 
 from . import API_VERSION, __version__
 
@@ -41,3 +42,9 @@ def nnabla_kernels():
 @hookimpl
 def nnabla_solver_kernels():
     return [SolverKernelSet(backend="cpu", load="nnabla_ext.cpu.solvers:RULES")]
+
+
+@hookimpl
+def nnabla_communicators():
+    # mpi4py is imported when a communicator is created, not here
+    return [CommunicatorSet(backend="cpu", load="nnabla_ext.cpu.communicator:COMMUNICATORS")]
