@@ -1,8 +1,10 @@
 """Kernels of spectral normalization and synchronized batch normalization."""
 from __future__ import annotations
 
-from ._base import Kernel
-from .normalization import BatchNormalization
+import math
+
+from ._base import Kernel, unbroadcast
+from .normalization import BatchNormalization, sum_to
 
 
 class SpectralNorm(Kernel):
@@ -52,18 +54,110 @@ class SpectralNorm(Kernel):
 
 
 class SyncBatchNormalization(BatchNormalization):
-    """Batch normalization whose statistics span ``comm``'s processes.
+    """Batch normalization whose batch statistics span the processes of ``comm``'s group.
 
-    One process (or no communicator) is plain batch normalization; several
-    processes would need the statistics all-reduced, which is not implemented.
+    Forward all-reduces the per-channel sums (then the sums of squared deviations from the
+    global mean; two passes, as the local kernel, not E[x^2] - mean^2) with the sample
+    counts, so the processes' batches may differ in size. Backward all-reduces
+    ``sum dy`` and ``sum dy (x - mean)`` (and, with ``output_stat``, the gradients flowing
+    into the batch statistics) for the gradient of x. The gradients of beta and gamma stay
+    local: the data-parallel all-reduce of all parameter gradients sums them once (nnabla
+    v1.32's definition; before it they were summed twice). One process, no communicator or
+    ``batch_stat=False`` is plain batch normalization.
     """
 
-    @classmethod
-    def accepts(cls, args):
-        comm = args.get("comm")
-        if comm is not None and getattr(comm, "size", 1) > 1:
-            return "statistics across several processes are not implemented on cpu"
-        return None
+    def setup(self):
+        super().setup()
+        comm = self.comm
+        if comm is not None and not hasattr(comm, "find_group"):
+            raise TypeError(f"{self.spec.api_name}: argument 'comm' is of type "
+                            f"{type(comm).__name__}; expected a "
+                            "nnabla.communicators.Communicator or None")
+        ranks = [0] if comm is None else comm.find_group(self.group)
+        if not ranks:
+            raise ValueError(f"{self.spec.api_name}: argument 'group' is {self.group!r}, "
+                             f"which communicator {comm.name} does not know; groups: "
+                             f"{sorted(comm.list_groups())}")
+        self.synced = len(ranks) > 1
+
+    def all_reduce(self, *parts):
+        """Sum the float64 vectors ``parts`` over the group in one message."""
+        from nnabla import NdArray
+        xp = self.xp
+        flat = xp.concatenate([xp.asarray(p, dtype=xp.float64).reshape(-1) for p in parts])
+        message = NdArray.from_numpy_array(flat)
+        self.comm.all_reduce(message, division=False, inplace=True, group=self.group)
+        total, out, start = xp.asarray(message.data), [], 0
+        for p in parts:
+            out.append(total[start:start + p.size].reshape(p.shape))
+            start += p.size
+        return out
+
+    def forward(self, xs):
+        if not (self.batch_stat and self.synced):
+            return super().forward(xs)
+        xp = self.xp
+        x = xs[0]
+        beta, gamma = self.params(xs)
+        local_n = x.size // max(math.prod(self.stat), 1)
+        total, count = self.all_reduce(sum_to(xp, x, self.keep), xp.asarray([local_n]))
+        self.count = int(count[0])
+        mean = (total / self.count).astype(x.dtype)
+        xc = x - mean
+        (squares,) = self.all_reduce(sum_to(xp, xc, self.keep, xc))
+        var = (squares / self.count).astype(x.dtype)
+        self.mean, self.var = mean, var
+        self.inv_std = 1.0 / xp.sqrt(var + self.eps)
+        self.update_running(xs, mean, var, self.count)
+        y = self.normalize(x, beta, gamma, mean, self.inv_std, xc)
+        return (y, mean, var) if self.output_stat else (y,)
+
+    def update_running(self, xs, mean, var, n=None):
+        if n is None:
+            return super().update_running(xs, mean, var)
+        d = self.decay_rate
+        rm, rv = xs[self.MEAN], xs[self.VARIANCE]
+        if rm is not None:
+            rm *= d
+            rm += (1 - d) * mean
+        if rv is not None:
+            rv *= d
+            rv += (1 - d) * var * (n / max(n - 1, 1))
+
+    def backward(self, xs, ys, dys, pd):
+        if not (self.batch_stat and self.synced):
+            return super().backward(xs, ys, dys, pd)
+        xp = self.xp
+        beta, gamma = self.params(xs)
+        dy = dys[0]
+        xc = xs[0] - self.mean
+        s_dy, s_dyxc = sum_to(xp, dy, self.keep), sum_to(xp, dy, self.keep, xc)
+        grads = [None] * len(xs)
+        if self.has_beta and pd[self.BETA]:
+            grads[self.BETA] = unbroadcast(xp, s_dy, self.in_shapes[self.BETA])
+        if self.has_gamma and pd[self.GAMMA]:
+            grads[self.GAMMA] = unbroadcast(xp, s_dyxc * self.inv_std, self.in_shapes[self.GAMMA])
+        # All ranks exchange even when this one needs no dx: the collective is collective.
+        parts = [s_dy, s_dyxc]
+        if self.output_stat:
+            zero = xp.zeros(self.stat, dy.dtype)
+            parts += [zero if d is None else d for d in dys[1:3]]
+        summed = self.all_reduce(*parts)
+        if not pd[0]:
+            return grads
+        n = self.count
+        s = self.inv_std if gamma is None else gamma * self.inv_std
+        coef = -s * self.inv_std * self.inv_std * summed[1] / n
+        const = -s * summed[0] / n
+        if self.output_stat:
+            coef = coef + 2.0 * summed[3] / n
+            const = const + summed[2] / n
+        dx = dy * s
+        xc *= coef.astype(xc.dtype)
+        dx += xc
+        dx += const.astype(dx.dtype)
+        grads[0] = dx
+        return grads
 
 
 KERNELS = {"SpectralNorm": SpectralNorm, "SyncBatchNormalization": SyncBatchNormalization}
