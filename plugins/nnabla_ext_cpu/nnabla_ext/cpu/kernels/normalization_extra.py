@@ -69,11 +69,14 @@ class SyncBatchNormalization(BatchNormalization):
     def setup(self):
         super().setup()
         comm = self.comm
-        if comm is not None and not hasattr(comm, "find_group"):
+        if comm is None or (not hasattr(comm, "find_group") and getattr(comm, "size", 2) == 1):
+            self.synced = False      # no communicator, or an object standing for one process
+            return
+        if not hasattr(comm, "find_group"):
             raise TypeError(f"{self.spec.api_name}: argument 'comm' is of type "
                             f"{type(comm).__name__}; expected a "
                             "nnabla.communicators.Communicator or None")
-        ranks = [0] if comm is None else comm.find_group(self.group)
+        ranks = comm.find_group(self.group)
         if not ranks:
             raise ValueError(f"{self.spec.api_name}: argument 'group' is {self.group!r}, "
                              f"which communicator {comm.name} does not know; groups: "
