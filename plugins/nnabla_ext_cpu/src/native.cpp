@@ -1,5 +1,6 @@
 // Native hot kernels of the CPU backend (pybind11): im2col/col2im for
-// convolutions and the window loops of max/average/sum pooling; and the switches of
+// convolutions, the window loops of max/average/sum pooling, softmax cross-entropy;
+// and the switches of
 // the caching allocator for numpy arrays (cached_allocator.h).
 //
 // Every kernel takes C-contiguous float32 or float64 arrays, allocates its output
@@ -21,6 +22,7 @@
 #include "geometry.h"
 #include "im2col.h"
 #include "pooling.h"
+#include "softmax.h"
 
 namespace py = pybind11;
 using nbla_native::Geometry;
@@ -206,9 +208,61 @@ py::array_t<idx_t> top_k(In<T> x, idx_t rows, idx_t n, idx_t k, bool by_abs, boo
   return out;
 }
 
+using Labels = py::array_t<nbla_native::label_t, py::array::c_style | py::array::forcecast>;
+
+// The first out-of-range label (>= classes) of t, or None: the caller raises the error.
+py::object bad_label(const Labels &t, idx_t classes) {
+  const auto bad = nbla_native::first_bad_label(t.data(), t.size(), classes);
+  if (bad == nbla_native::kNoBadLabel) return py::none();
+  return py::int_(bad);
+}
+
+template <typename T>
+py::object sce_forward(In<T> x, Labels t, idx_t outer, idx_t classes, idx_t inner) {
+  check_size(x.size(), outer * classes * inner, "x");
+  check_size(t.size(), outer * inner, "t");
+  py::object bad = bad_label(t, classes);
+  if (!bad.is_none()) return py::make_tuple(py::none(), bad);
+  py::array_t<T> y(outer * inner);
+  const T *px = x.data();
+  const nbla_native::label_t *pt = t.data();
+  T *py_ = y.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::softmax_cross_entropy_forward(px, pt, py_, outer, classes, inner);
+  }
+  return py::make_tuple(y, py::none());
+}
+
+template <typename T>
+py::object sce_backward(In<T> x, Labels t, In<T> dy, idx_t outer, idx_t classes,
+                        idx_t inner) {
+  check_size(x.size(), outer * classes * inner, "x");
+  check_size(t.size(), outer * inner, "t");
+  check_size(dy.size(), outer * inner, "dy");
+  py::object bad = bad_label(t, classes);
+  if (!bad.is_none()) return py::make_tuple(py::none(), bad);
+  py::array_t<T> dx(outer * classes * inner);
+  const T *px = x.data();
+  const T *pdy = dy.data();
+  const nbla_native::label_t *pt = t.data();
+  T *pdx = dx.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::softmax_cross_entropy_backward(px, pt, pdy, pdx, outer, classes, inner);
+  }
+  return py::make_tuple(dx, py::none());
+}
+
 template <typename T>
 void bind_all(py::module_ &m) {
   using namespace pybind11::literals;
+  m.def("softmax_cross_entropy_forward", &sce_forward<T>, "x"_a, "t"_a, "outer"_a,
+        "classes"_a, "inner"_a,
+        "(y, None), or (None, first label >= classes); negative labels give 0.");
+  m.def("softmax_cross_entropy_backward", &sce_backward<T>, "x"_a, "t"_a, "dy"_a, "outer"_a,
+        "classes"_a, "inner"_a,
+        "(dx, None), or (None, first label >= classes); ignored labels get 0.");
   m.def("top_k", &top_k<T>, "x"_a, "rows"_a, "n"_a, "k"_a, "by_abs"_a, "largest"_a,
         "Positions of the k best entries of each row, best first (ties: lower first).");
   m.def("im2col", &im2col<T>, "x"_a, "batch"_a, "channels"_a, "groups"_a, "in_shape"_a,
@@ -237,7 +291,7 @@ void bind_all(py::module_ &m) {
 PYBIND11_MODULE(_native, m) {
   using namespace pybind11::literals;
   m.doc() = "Native C++ kernels of nnabla_ext.cpu";
-  m.attr("ABI_VERSION") = 3;
+  m.attr("ABI_VERSION") = 4;
   // float first: with an exact dtype match pybind11 picks the first overload.
   bind_all<float>(m);
   bind_all<double>(m);
