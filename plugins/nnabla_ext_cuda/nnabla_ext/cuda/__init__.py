@@ -1,0 +1,158 @@
+"""nnabla_ext.cuda: the CUDA backend of nnabla, on CuPy.
+
+Offers nnabla-ext-cuda's module API: :func:`context`, :func:`get_device_count`,
+:func:`get_devices`, :func:`device_synchronize`, :func:`synchronize`,
+:func:`clear_memory_cache`, :func:`array_classes` and the ``prefer_*`` array choices.
+Importing this module is cheap and never fails for want of a GPU: CuPy is imported when the
+backend is first used, and :func:`available` tells whether it can be.
+
+Example:
+    >>> import nnabla_ext.cuda
+    >>> nnabla_ext.cuda.context.__name__
+    'context'
+"""
+from __future__ import annotations
+
+from ._device import CudaUnavailableError, emulation_requested, status
+
+__version__ = "0.1.0"
+API_VERSION = (2, 0)
+__all__ = ["context", "available", "get_device_count", "get_devices", "device_synchronize",
+           "synchronize", "clear_memory_cache", "array_classes", "prefer_cached_array",
+           "prefer_cuda_cached_array", "prefer_unified_array", "prefer_cpu_pinned_array",
+           "reset_array_preference", "CudaUnavailableError", "emulation_requested",
+           "memory_cache_stats"]
+
+DEFAULT_ARRAY_CLASSES = ("CudaCachedArray", "CudaArray", "CudaCachedUnifiedArray",
+                         "CudaCachedHostArray")
+TYPE_CONFIGS = {
+    "float": ["cuda:float", "cpu:float"],
+    "half": ["cuda:half", "cuda:float", "cpu:float"],
+    "mixed_half": ["cuda:mixed_half", "cuda:float", "cpu:float"],
+}
+_array_classes = list(DEFAULT_ARRAY_CLASSES)
+
+
+def available():
+    """``(True, '')`` when the backend can run here, else ``(False, reason)``."""
+    return status()
+
+
+def _runtime():
+    from ._device import runtime
+    return runtime()
+
+
+def check_device(device_id, api="nnabla_ext.cuda.context"):
+    """Raise :class:`CudaUnavailableError` unless device ``device_id`` exists."""
+    rt = _runtime()
+    try:
+        index = int(device_id)
+    except (TypeError, ValueError):
+        raise ValueError(f"{api}: argument 'device_id' is {device_id!r}; expected a device "
+                         "index such as '0'") from None
+    if not 0 <= index < rt.device_count:
+        raise ValueError(f"{api}: argument 'device_id' is {device_id!r}; this machine has "
+                         f"{rt.device_count} CUDA device(s) (ids 0..{rt.device_count - 1})")
+    return index
+
+
+def context(device_id="0", type_config="float", **kw):
+    """The context of the CUDA backend, as nnabla-ext-cuda makes it.
+
+    Args:
+        device_id (str or int): the GPU index.
+        type_config (str): ``'float'``, ``'half'`` or ``'mixed_half'``.
+
+    Raises:
+        CudaUnavailableError: CuPy, the driver or a device is missing (the message says
+            which, and how to check).
+        ValueError: an unknown ``type_config`` or a device index out of range.
+    """
+    if type_config not in TYPE_CONFIGS:
+        raise ValueError(f"nnabla_ext.cuda.context: argument 'type_config' is "
+                         f"{type_config!r}; expected one of {sorted(TYPE_CONFIGS)}")
+    check_device(device_id)
+    from nnabla import Context
+    return Context(backend=list(TYPE_CONFIGS[type_config]), array_class=_array_classes[0],
+                   device_id=str(device_id))
+
+
+def get_device_count():
+    """The number of CUDA devices (0 when CUDA is unavailable)."""
+    ok, _ = status()
+    return _runtime().device_count if ok else 0
+
+
+def get_devices():
+    """Device ids as strings (``['0', '1']``); empty when CUDA is unavailable."""
+    return [str(i) for i in range(get_device_count())]
+
+
+def device_synchronize(device="0"):
+    """Wait for every kernel queued on ``device`` (``cudaDeviceSynchronize``)."""
+    cp = _runtime().cupy
+    with cp.cuda.Device(int(device)):
+        cp.cuda.runtime.deviceSynchronize()
+
+
+def synchronize(device_id="0", **kw):
+    """Alias of :func:`device_synchronize`, as in nnabla."""
+    return device_synchronize(device_id)
+
+
+def clear_memory_cache():
+    """Return the caching pool's free blocks to the driver (arrays in use are kept)."""
+    ok, _ = status()
+    if ok:
+        cp = _runtime().cupy
+        cp.get_default_memory_pool().free_all_blocks()
+        cp.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def memory_cache_stats():
+    """``{'used': bytes held by arrays, 'total': bytes the pool holds}`` of the device pool."""
+    ok, _ = status()
+    if not ok:
+        return {"used": 0, "total": 0}
+    pool = _runtime().cupy.get_default_memory_pool()
+    return {"used": pool.used_bytes(), "total": pool.total_bytes()}
+
+
+def array_classes():
+    """The CUDA array class names, the preferred (the contexts' default) first."""
+    return list(_array_classes)
+
+
+def _prefer(name):
+    _array_classes.remove(name)
+    _array_classes.insert(0, name)
+    from . import memory
+    memory.use_array_class(name)
+
+
+def prefer_cached_array(prefer=True):
+    """Prefer (or not) the caching pool's array class for new contexts."""
+    _prefer("CudaCachedArray" if prefer else "CudaArray")
+
+
+def prefer_cuda_cached_array():
+    """New contexts store arrays in ``CudaCachedArray`` (CuPy's memory pool)."""
+    _prefer("CudaCachedArray")
+
+
+def prefer_unified_array():
+    """New contexts store arrays in ``CudaCachedUnifiedArray`` (managed memory)."""
+    _prefer("CudaCachedUnifiedArray")
+
+
+def prefer_cpu_pinned_array():
+    """New contexts store arrays in ``CudaCachedHostArray`` (pinned host memory pool)."""
+    _prefer("CudaCachedHostArray")
+
+
+def reset_array_preference():
+    """Back to nnabla's default order (``CudaCachedArray`` first)."""
+    _array_classes[:] = DEFAULT_ARRAY_CLASSES
+    from . import memory
+    memory.use_array_class(_array_classes[0])

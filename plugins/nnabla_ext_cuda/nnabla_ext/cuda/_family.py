@@ -1,0 +1,29 @@
+"""The ``cuda`` array family: CuPy device arrays (or the emulation's), as the core sees them."""
+from __future__ import annotations
+
+from nnabla.array_family import ArrayFamily
+
+FAMILY_NAME = "cuda"
+
+
+def _cupy_owner(a):
+    # views of one allocation share its Memory object (MemoryPointer.mem)
+    return a.data.mem
+
+
+def _emulated_owner(a):
+    base = a._a.base
+    return a._a if base is None else base
+
+
+def make_family(runtime):
+    """The :class:`~nnabla.array_family.ArrayFamily` of ``runtime``'s arrays.
+
+    Host transfers go through ``cupy.asnumpy`` and ``cupy.array`` (copies); everything
+    else is the default call on ``cupy`` or on the array (``cupy.zeros``, ``a.astype``).
+    """
+    cp = runtime.cupy
+    return ArrayFamily(
+        FAMILY_NAME, array_type=cp.ndarray, xp=cp,
+        to_numpy=cp.asnumpy, from_numpy=cp.array,
+        owner=_emulated_owner if runtime.emulated else _cupy_owner)

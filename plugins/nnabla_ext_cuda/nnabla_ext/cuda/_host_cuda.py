@@ -1,0 +1,313 @@
+"""The emulation's CUDA runtime: raw kernels compiled for the host, and no-op devices/streams.
+
+A raw kernel's CUDA C++ source is compiled with the host C++ compiler behind a small shim
+(``__global__`` is a plain function, ``threadIdx``/``blockIdx``/``blockDim``/``gridDim`` are
+globals, atomics are plain read-modify-writes) and a generated launcher that runs every
+thread of the launch grid one after the other. That is faithful for the kernels this plugin
+writes (each thread owns its outputs, or accumulates through ``atomicAdd``) and refuses the
+rest: a source using ``__syncthreads``, ``__shared__`` or warp intrinsics is rejected, since a
+serial run would not show what a GPU does with it.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+
+import numpy as np
+
+SHIM = r"""
+#include <cmath>
+#include <cstdint>
+#include <cfloat>
+#include <climits>
+#include <algorithm>
+struct __nnabla_dim3 { unsigned int x, y, z; };
+static __nnabla_dim3 threadIdx, blockIdx, blockDim, gridDim;
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+template <class T> static inline T atomicAdd(T* p, T v) { T old = *p; *p += v; return old; }
+template <class T> static inline T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; }
+template <class T> static inline T atomicMin(T* p, T v) { T old = *p; if (v < old) *p = v; return old; }
+static inline float __expf(float x) { return std::exp(x); }
+static inline float __logf(float x) { return std::log(x); }
+static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+static inline float __fdividef(float a, float b) { return a / b; }
+using std::min; using std::max;
+"""
+_UNSUPPORTED = re.compile(r"__syncthreads|__shared__|__shfl|__ballot|__syncwarp|cooperative_groups")
+_KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(([^)]*)\)')
+_CTYPES = {"float": ctypes.c_float, "double": ctypes.c_double, "int": ctypes.c_int,
+           "unsigned int": ctypes.c_uint, "long long": ctypes.c_longlong,
+           "int64_t": ctypes.c_int64, "long long int": ctypes.c_longlong, "bool": ctypes.c_bool,
+           "unsigned long long": ctypes.c_ulonglong, "size_t": ctypes.c_size_t}
+_lock = threading.Lock()
+_libraries = {}
+COMPILATIONS = {"count": 0}      # how many sources were compiled (tests read this)
+
+
+def kernel_signatures(source):
+    """``{name: [(type, parameter name), ...]}`` of the ``extern "C" __global__`` kernels."""
+    found = {}
+    for name, params in _KERNEL.findall(source):
+        parsed = []
+        for param in filter(None, (p.strip() for p in params.split(","))):
+            words = param.replace("*", " * ").split()
+            parsed.append((" ".join(words[:-1]), words[-1]))
+        found[name] = parsed
+    return found
+
+
+def _launcher(name, params):
+    decl = ", ".join(f"{t} {n}" for t, n in params)
+    names = ", ".join(n for _, n in params)
+    return (f'extern "C" void __launch_{name}(unsigned gx, unsigned gy, unsigned gz, '
+            f"unsigned bx, unsigned by, unsigned bz{', ' if decl else ''}{decl}) {{\n"
+            "  gridDim = {gx, gy, gz}; blockDim = {bx, by, bz};\n"
+            "  for (unsigned z = 0; z < gz; ++z) for (unsigned y = 0; y < gy; ++y)\n"
+            "  for (unsigned x = 0; x < gx; ++x) for (unsigned k = 0; k < bz; ++k)\n"
+            "  for (unsigned j = 0; j < by; ++j) for (unsigned i = 0; i < bx; ++i) {\n"
+            "    blockIdx = {x, y, z}; threadIdx = {i, j, k};\n"
+            f"    {name}({names});\n  }}\n}}\n")
+
+
+def _compile(source):
+    if _UNSUPPORTED.search(source):
+        raise NotImplementedError("the emulation runs kernels serially and cannot run one "
+                                  "using shared memory, barriers or warp intrinsics")
+    signatures = kernel_signatures(source)
+    text = SHIM + source + "\n" + "".join(_launcher(n, p) for n, p in signatures.items())
+    key = hashlib.sha256(text.encode()).hexdigest()[:24]
+    with _lock:
+        if key in _libraries:
+            return _libraries[key], signatures
+        folder = os.path.join(tempfile.gettempdir(), f"nnabla_cuda_emulation_{os.getuid()}")
+        os.makedirs(folder, exist_ok=True)
+        lib_path = os.path.join(folder, f"{key}.so")
+        if not os.path.exists(lib_path):
+            compiler = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
+            if not compiler:
+                raise RuntimeError("the CUDA emulation compiles raw kernels for the host and "
+                                   "needs a C++ compiler (set CXX)")
+            src_path = os.path.join(folder, f"{key}.cpp")
+            with open(src_path + ".tmp", "w") as f:
+                f.write(text)
+            os.replace(src_path + ".tmp", src_path)
+            tmp_lib = lib_path + f".{os.getpid()}.tmp"
+            out = subprocess.run([compiler, "-std=c++17", "-O1", "-shared", "-fPIC", "-w",
+                                  "-x", "c++", src_path, "-o", tmp_lib],
+                                 capture_output=True, text=True)
+            if out.returncode:
+                raise RuntimeError(f"host compilation of a raw kernel failed:\n{out.stderr}")
+            os.replace(tmp_lib, lib_path)
+            COMPILATIONS["count"] += 1
+        lib = ctypes.CDLL(lib_path)
+        _libraries[key] = lib
+    return lib, signatures
+
+
+def _ctype(type_name):
+    if "*" in type_name:
+        return ctypes.c_void_p
+    base = type_name.replace("const", "").strip()
+    try:
+        return _CTYPES[base]
+    except KeyError:
+        raise TypeError(f"emulated raw kernel: parameter type {type_name!r} is not "
+                        f"supported (use {sorted(_CTYPES)} or pointers)") from None
+
+
+class RawKernel:
+    """``cupy.RawKernel`` of the emulation: compiled for the host on first launch."""
+
+    def __init__(self, code, name, options=(), backend="nvrtc", translate_cucomplex=False,
+                 *, enable_cooperative_groups=False, jitify=False):
+        self.code, self.name, self.options = code, name, tuple(options)
+        self._function = None
+
+    def _load(self):
+        if self._function is None:
+            lib, signatures = _compile(self.code)
+            if self.name not in signatures:
+                raise AttributeError(f"raw kernel {self.name!r} is not an extern \"C\" "
+                                     f"__global__ function of its source")
+            params = signatures[self.name]
+            function = getattr(lib, f"__launch_{self.name}")
+            function.argtypes = [ctypes.c_uint] * 6 + [_ctype(t) for t, _ in params]
+            function.restype = None
+            self._function, self._params = function, params
+        return self._function
+
+    def __call__(self, grid, block, args, *, shared_mem=0, stream=None):
+        function = self._load()
+        if len(args) != len(self._params):
+            raise TypeError(f"raw kernel {self.name}: {len(args)} arguments given; it takes "
+                            f"{len(self._params)}")
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        block = tuple(block) + (1,) * (3 - len(block))
+        values = [_argument(self.name, a, t) for a, (t, _) in zip(args, self._params)]
+        function(*grid, *block, *values)
+
+
+def _argument(kernel, value, type_name):
+    from .emulation import ndarray
+    if isinstance(value, ndarray):
+        if "*" not in type_name:
+            raise TypeError(f"raw kernel {kernel}: an array given for parameter of type "
+                            f"{type_name!r}")
+        a = value._a
+        if not a.flags.c_contiguous:
+            raise ValueError(f"raw kernel {kernel}: a non-contiguous array given; pass "
+                             "cupy.ascontiguousarray(a)")
+        return a.ctypes.data
+    if isinstance(value, np.ndarray):
+        raise TypeError(f"raw kernel {kernel}: a numpy array given; kernels take device "
+                        "arrays")
+    if "*" in type_name:
+        raise TypeError(f"raw kernel {kernel}: {type(value).__name__} given for pointer "
+                        f"parameter {type_name!r}")
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class RawModule:
+    """``cupy.RawModule`` of the emulation."""
+
+    def __init__(self, code=None, path=None, options=(), backend="nvrtc",
+                 translate_cucomplex=False, *, enable_cooperative_groups=False,
+                 name_expressions=None, jitify=False):
+        self.code, self.options = code, tuple(options)
+
+    def get_function(self, name):
+        return RawKernel(self.code, name, self.options)
+
+
+class Device:
+    """One emulated device (id 0)."""
+
+    def __init__(self, device=None):
+        self.id = 0 if device is None else int(device)
+
+    def use(self):
+        return self
+
+    def synchronize(self):
+        """Emulated kernels run synchronously."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @property
+    def compute_capability(self):
+        return "80"
+
+
+class Stream:
+    """An emulated stream (everything is synchronous)."""
+
+    null = None
+
+    def __init__(self, null=False, non_blocking=False, ptds=False):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def use(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+Stream.null = Stream(null=True)
+
+
+class Event:
+    def record(self, stream=None):
+        pass
+
+    def synchronize(self):
+        pass
+
+
+def get_current_stream():
+    return Stream.null
+
+
+class MemoryPool:
+    """An emulated memory pool: numpy owns the memory; the counters stay zero."""
+
+    def __init__(self, allocator=None):
+        self.freed = 0
+
+    def malloc(self, size):
+        raise NotImplementedError("the emulated memory pool does not hand out raw memory")
+
+    def free_all_blocks(self, stream=None):
+        self.freed += 1
+
+    def used_bytes(self):
+        return 0
+
+    def total_bytes(self):
+        return 0
+
+    def set_limit(self, size=None, fraction=None):
+        pass
+
+    def get_limit(self):
+        return 0
+
+
+_pool = MemoryPool()
+
+
+def get_default_memory_pool():
+    return _pool
+
+
+def set_allocator(allocator=None):
+    """The emulation allocates with numpy whatever the allocator."""
+
+
+class runtime:
+    """The parts of ``cupy.cuda.runtime`` the plugin calls."""
+
+    @staticmethod
+    def getDeviceCount():
+        return 1
+
+    @staticmethod
+    def deviceSynchronize():
+        pass
+
+    @staticmethod
+    def runtimeGetVersion():
+        return 13000
+
+    @staticmethod
+    def driverGetVersion():
+        return 13000
+
+    @staticmethod
+    def getDeviceProperties(device):
+        return {"name": b"emulated device (numpy)", "totalGlobalMem": 0, "major": 8,
+                "minor": 0}
+
+    @staticmethod
+    def memGetInfo():
+        return (0, 0)
