@@ -1,4 +1,4 @@
-"""Parameters in the NNP family of files: ``.h5``, ``.protobuf``, ``.nntxt``/``.prototxt``, ``.nnp``.
+"""Parameters in the NNP family of files: .h5, .protobuf, .nntxt/.prototxt and .nnp.
 
 A parameter is ``(name, values, need_grad)``. In protobuf form it is a ``Parameter``
 message (``variable_name``, ``shape.dim``, ``data`` as float32 values, ``need_grad``) of an
