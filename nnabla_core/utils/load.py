@@ -1,0 +1,340 @@
+"""Load networks and their training/inference settings from NNP files (``nnabla.utils.load``).
+
+:func:`load` reads ``.nnp``, ``.nntxt``/``.prototxt``, ``.protobuf`` and ``.h5`` files,
+registers their parameters in the current parameter scope, builds every network on this
+engine and returns an info object as nnabla's: ``info.networks`` (name ->
+:class:`~nnabla.utils._nnp_network.NetworkGraph`, whose ``variables[name].variable_instance``
+are the graph's variables), ``info.executors``, ``info.optimizers``, ``info.monitors``,
+``info.datasets``, ``info.training_config``, ``info.global_config`` and ``info.proto``.
+
+Example:
+    >>> import io, numpy as np, nnabla as nn, nnabla.parametric_functions as PF
+    >>> from nnabla.utils.save import save
+    >>> from nnabla.utils.load import load
+    >>> nn.clear_parameters()
+    >>> x = nn.Variable((2, 3))
+    >>> y = PF.affine(x, 4, name="fc")
+    >>> buffer = io.BytesIO()
+    >>> save(buffer, {"networks": [{"name": "net", "batch_size": 2, "outputs": {"y": y},
+    ...                              "names": {"x": x}}],
+    ...               "executors": [{"name": "run", "network": "net"}]}, extension=".nnp")
+    >>> _ = buffer.seek(0)
+    >>> info = load(buffer, extension=".nnp", batch_size=3)
+    >>> info.executors["run"].network.variables["y"].variable_instance.shape
+    (3, 4)
+    >>> nn.clear_parameters()
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import types
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import functions as F
+from .. import initializer as I
+from .. import parameter as _parameter
+from .. import solvers as S
+from ..context import Context, get_current_context, set_default_context
+from .._spec.wire import SOLVER_FIELDS
+from . import learning_rate_scheduler as L
+from ._nnp_network import NetworkGraph
+from ._nnp_reader import read_model
+from ._nnp_schema import solver_arguments
+
+__all__ = ["load"]
+
+
+def _context(proto):
+    ctx = Context()
+    ctx.backend = list(proto.backends) or [b.strip() + ":float" for b in
+                                           proto.backend.split("|") if b.strip()] or ["cpu:float"]
+    ctx.array_class = str(proto.array_class)
+    ctx.device_id = str(proto.device_id) or "0"
+    return ctx
+
+
+def _default_context(proto, context):
+    if context:
+        from ..ext_utils import get_extension_context
+
+        name, _, device = context.partition(":")
+        return get_extension_context(name, device_id=device or "0")
+    if proto.HasField("global_config"):
+        return _context(proto.global_config.default_context)
+    return get_current_context()
+
+
+def _training_config(proto):
+    config = types.SimpleNamespace()
+    t = proto.training_config
+    config.max_epoch, config.iter_per_epoch = t.max_epoch, t.iter_per_epoch
+    config.save_best = t.save_best
+    config.monitor_interval = t.monitor_interval if t.monitor_interval > 0 else 10
+    return config
+
+
+def _create_dataset(d, index, prepare):
+    dataset = types.SimpleNamespace(uri=d.uri, cache_dir=d.cache_dir, proto=d,
+                                    normalize=not d.no_image_normalization)
+    dataset.data_iterator = None
+    if prepare:
+        from . import data_iterator as D
+
+        maker = getattr(D, "data_iterator_csv_dataset", None)
+        if maker is None:
+            def missing():
+                raise NotImplementedError(
+                    f"dataset {d.name!r}: CSV/cache data iterators "
+                    f"(nnabla.utils.data_iterator.data_iterator_csv_dataset) are not available")
+            dataset.data_iterator = missing
+        else:
+            rng = np.random.RandomState(index)
+            dataset.data_iterator = lambda: maker(d.uri, d.batch_size, d.shuffle, rng=rng,
+                                                  normalize=dataset.normalize,
+                                                  cache_dir=d.cache_dir or None)
+    return dataset
+
+
+def _solver(solver_proto):
+    kind = "Sgd" if solver_proto.type == "SGD" else solver_proto.type
+    if kind not in SOLVER_FIELDS:
+        raise ValueError(f"nnabla.utils.load: solver type {solver_proto.type!r} is not "
+                         f"supported")
+    param = getattr(solver_proto, SOLVER_FIELDS[kind][0])
+    args = [getattr(param, name) for name, _ in solver_arguments(kind)]
+    solver = getattr(S, kind)(*args)
+    return solver, float(args[0])
+
+
+def _scheduler(s, init_lr):
+    kind = s.lr_scheduler_type
+    scheduler = L.ExponentialScheduler(init_lr, 1.0, 1)
+    if kind == "Polynomial" and s.polynomial_scheduler_param.power != 0.0:
+        p = s.polynomial_scheduler_param
+        scheduler = L.PolynomialScheduler(init_lr, p.max_iter, p.power)
+    elif kind == "Cosine":
+        scheduler = L.CosineScheduler(init_lr, s.cosine_scheduler_param.max_iter)
+    elif kind == "Exponential" and s.exponential_scheduler_param.gamma != 1.0:
+        p = s.exponential_scheduler_param
+        scheduler = L.ExponentialScheduler(init_lr, p.gamma, max(p.iter_interval, 1))
+    elif kind == "Step":
+        p = s.step_scheduler_param
+        if p.gamma != 1.0 and len(p.iter_steps):
+            scheduler = L.StepScheduler(init_lr, p.gamma, list(p.iter_steps))
+    elif kind == "" and (s.lr_decay_interval != 0 or s.lr_decay != 0.0):
+        scheduler = L.ExponentialScheduler(init_lr, s.lr_decay if s.lr_decay > 0.0 else 1.0,
+                                           max(s.lr_decay_interval, 1))
+    elif kind not in ("", "Polynomial", "Exponential"):
+        raise ValueError(f"nnabla.utils.load: learning rate scheduler {kind!r} is not "
+                         f"supported")
+    if s.lr_warmup_scheduler_type == "Linear" and s.linear_warmup_scheduler_param.warmup_iter:
+        scheduler = L.LinearWarmupScheduler(scheduler,
+                                            s.linear_warmup_scheduler_param.warmup_iter)
+    return scheduler
+
+
+def _create_optimizer(o):
+    optimizer = types.SimpleNamespace(proto=o, name=o.name, order=o.order, network=None)
+    optimizer.start_iter, optimizer.end_iter = max(o.start_iter, 0), max(o.end_iter, 0)
+    optimizer.update_interval = o.update_interval if o.update_interval > 0 else 1
+    optimizer.solver, init_lr = _solver(o.solver)
+    optimizer.weight_decay = o.solver.weight_decay
+    optimizer.lr_decay = o.solver.lr_decay if o.solver.lr_decay > 0.0 else 1.0
+    optimizer.lr_decay_interval = max(o.solver.lr_decay_interval, 1)
+    optimizer.scheduler = _scheduler(o.solver, init_lr)
+    optimizer.comm = None
+    return optimizer
+
+
+def _generator(proto):
+    if proto.type == "Normal":
+        return I.NormalInitializer(sigma=proto.multiplier)
+    if proto.type == "Uniform":
+        return I.UniformInitializer(lim=(-proto.multiplier, proto.multiplier))
+    if proto.type == "Range":
+        return I.RangeInitializer(start=0, step=proto.multiplier)
+    if proto.type == "Constant":
+        return I.ConstantInitializer(value=proto.multiplier)
+    raise ValueError(f"nnabla.utils.load: generator type {proto.type!r} is not supported")
+
+
+def _matching(pattern, names):
+    """Names matching a variable name, where ``{...}`` in it stands for ``[index]``."""
+    if pattern in names:
+        return [pattern]
+    regex = re.compile(re.sub(r"{[^}]*}", r"\\[\\d+\\]", pattern))
+    found = [n for n in names if regex.match(n)]
+    if not found:
+        raise ValueError(f"nnabla.utils.load: variable {pattern!r} is not found")
+    return found
+
+
+def _variable(network, name, section):
+    var = network.variables.get(name) or network.parameters.get(name)
+    if var is None:
+        raise ValueError(f"nnabla.utils.load: {section} names variable {name!r}, which network "
+                         f"{network.name!r} does not have")
+    return var
+
+
+def _assignments(network, section, data_variables, generator_variables):
+    data = OrderedDict((_variable(network, d.variable_name, section), d.data_name)
+                       for d in data_variables)
+    generators = OrderedDict((_variable(network, g.variable_name, section), _generator(g))
+                             for g in generator_variables)
+    return data, generators
+
+
+def _multipliers(network, parameter_variables):
+    found = OrderedDict()
+    names = list(itertools.chain(network.parameters, network.variables))
+    for p in parameter_variables:
+        for name in _matching(p.variable_name, names):
+            found[_variable(network, name, "parameter_variable")] = p.learning_rate_multiplier
+    return found
+
+
+def _network(networks, name, section):
+    if name not in networks:
+        raise ValueError(f"nnabla.utils.load: {section} uses network {name!r}, which the file "
+                         f"does not define")
+    return networks[name]
+
+
+def _sink(variables, **kwargs):
+    instances = [v.variable_instance for v in variables]
+    return instances[0] if len(instances) == 1 else F.sink(*instances, **kwargs)
+
+
+def _link_optimizer(optimizer, networks, datasets):
+    o = optimizer.proto
+    optimizer.network = network = _network(networks, o.network_name, f"optimizer {o.name!r}")
+    optimizer.data_iterators = OrderedDict((d, datasets[d].data_iterator)
+                                           for d in o.dataset_name if d in datasets)
+    optimizer.dataset_assign, optimizer.generator_assign = _assignments(
+        network, f"optimizer {o.name!r}", o.data_variable, o.generator_variable)
+    optimizer.loss_variables = [_variable(network, v.variable_name, f"optimizer {o.name!r}")
+                                for v in o.loss_variable]
+    optimizer.parameter_learning_rate_multipliers = _multipliers(network, o.parameter_variable)
+    params = OrderedDict()
+    for var, rate in optimizer.parameter_learning_rate_multipliers.items():
+        if rate > 0.0:
+            params[var.name] = var.variable_instance
+        else:
+            var.variable_instance.need_grad = False
+    optimizer.solver.set_parameters(params)
+    optimizer.parameters = OrderedDict(sorted(params.items()))
+    if len(o.solver.states):
+        optimizer.solver.set_states_from_protobuf(o)
+    for var in optimizer.loss_variables:
+        var.variable_instance.grad.fill(1.0 / var.variable_instance.size)
+    optimizer.target = _sink(optimizer.loss_variables, one_input_grad=False)
+
+
+def _link_monitor(monitor, networks, datasets):
+    m = monitor.proto
+    monitor.network = network = _network(networks, m.network_name, f"monitor {m.name!r}")
+    monitor.data_iterators = OrderedDict((d, datasets[d].data_iterator)
+                                         for d in m.dataset_name if d in datasets)
+    monitor.dataset_assign, monitor.generator_assign = _assignments(
+        network, f"monitor {m.name!r}", m.data_variable, m.generator_variable)
+    monitor.monitor_variables = [_variable(network, v.variable_name, f"monitor {m.name!r}")
+                                 for v in m.monitor_variable]
+    monitor.target = _sink(monitor.monitor_variables)
+
+
+def _link_executor(executor, networks):
+    e = executor.proto
+    executor.network = network = _network(networks, e.network_name, f"executor {e.name!r}")
+    executor.dataset_assign, executor.generator_assign = _assignments(
+        network, f"executor {e.name!r}", e.data_variable, e.generator_variable)
+    executor.output_assign = OrderedDict(
+        (_variable(network, o.variable_name, f"executor {e.name!r}"), [o.type, o.data_name])
+        for o in e.output_variable)
+    executor.parameters = OrderedDict()
+    names = list(itertools.chain(network.parameters, network.variables))
+    for p in e.parameter_variable:
+        for name in _matching(p.variable_name, names):
+            executor.parameters[_variable(network, name, "parameter_variable")] = name
+    executor.forward_target = _sink(list(executor.output_assign))
+    if executor.need_back_propagation:
+        executor.loss_variables = [_variable(network, v.variable_name, f"executor {e.name!r}")
+                                   for v in e.loss_variable]
+        executor.parameter_learning_rate_multipliers = _multipliers(network,
+                                                                    e.parameter_variable)
+        executor.backward_target = _sink(executor.loss_variables)
+
+
+def _executor(e):
+    return types.SimpleNamespace(
+        proto=e, name=e.name, network=None,
+        num_evaluations=e.num_evaluations if e.num_evaluations > 0 else 1,
+        repeat_evaluation_type=e.repeat_evaluation_type,
+        need_back_propagation=e.need_back_propagation,
+        no_image_normalization=e.no_image_normalization)
+
+
+def load(filenames, prepare_data_iterator=True, batch_size=None, exclude_parameter=False,
+         parameter_only=False, extension=".nntxt", context=None):
+    """Load networks, settings and parameters from files and build the networks.
+
+    Args:
+        filenames (str, file object or list of them): ``.nnp``, ``.nntxt``/``.prototxt``,
+            ``.protobuf`` or ``.h5`` files, read in order (later ones add to earlier ones).
+        prepare_data_iterator (bool): create each dataset's ``data_iterator`` factory.
+        batch_size (int, optional): batch size of the built networks (default: each
+            network's own).
+        exclude_parameter (bool): read no parameter (the networks' parameters are then
+            created from their initializers, or zeros).
+        parameter_only (bool): read parameters only.
+        extension (str): format of file objects.
+        context (str, optional): ``'cpu'`` or ``'<extension>:<device id>'``; default: the
+            file's global config, else the current context.
+
+    Returns:
+        An info object with ``proto``, ``networks``, ``executors``, ``optimizers``,
+        ``monitors``, ``datasets``, ``global_config``, ``training_config`` (if stored),
+        ``parameter_scope`` and ``batch_size``.
+
+    Raises:
+        FileNotFoundError: for a missing file.
+        ValueError: for an invalid file (naming the file, member, network, function or
+            variable) or inconsistent settings.
+    """
+    info = types.SimpleNamespace(prepare_data_iterator=prepare_data_iterator,
+                                 batch_size=batch_size, exclude_parameter=exclude_parameter,
+                                 parameter_only=parameter_only, renamed_variables={})
+    info.parameter_scope = _parameter.get_current_parameter_scope()
+    info.proto, info.optimizer_states_checkpoint = read_model(
+        filenames, extension, info.parameter_scope, exclude_parameter, parameter_only)
+    proto = info.proto
+    info.default_context = _default_context(proto, context)
+    info.global_config = types.SimpleNamespace(default_context=info.default_context)
+    if proto.HasField("global_config") and not context:
+        set_default_context(info.default_context)
+    if proto.HasField("training_config"):
+        info.training_config = _training_config(proto)
+    info.datasets = OrderedDict((d.name, _create_dataset(d, i, prepare_data_iterator))
+                                for i, d in enumerate(proto.dataset))
+    info.networks = OrderedDict()
+    rng = np.random.RandomState(0)
+    for message in proto.network:
+        network = NetworkGraph(message, batch_size=batch_size)
+        network.build(batch_size=batch_size, rng=rng, allow_missing=exclude_parameter,
+                      scope=info.parameter_scope)
+        info.networks[message.name] = network
+    info.optimizers = OrderedDict((o.name, _create_optimizer(o)) for o in proto.optimizer)
+    info.monitors = OrderedDict((m.name, types.SimpleNamespace(proto=m, name=m.name,
+                                                               network=None))
+                                for m in proto.monitor)
+    info.executors = OrderedDict((e.name, _executor(e)) for e in proto.executor)
+    for optimizer in info.optimizers.values():
+        _link_optimizer(optimizer, info.networks, info.datasets)
+    for monitor in info.monitors.values():
+        _link_monitor(monitor, info.networks, info.datasets)
+    for executor in info.executors.values():
+        _link_executor(executor, info.networks)
+    return info
