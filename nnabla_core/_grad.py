@@ -68,7 +68,11 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
         bind_grad_output (bool): also write each output gradient into the input's ``grad``.
 
     Returns:
-        list of Variable (None for an input that ``outputs`` do not depend on).
+        list of Variable: one per input; zeros (``F.constant``) of the input's shape for an
+        input that ``outputs`` do not depend on or whose ``need_grad`` is False.
+
+    Raises:
+        TypeError: when ``outputs`` or ``inputs`` is not a Variable or an iterable of them.
 
     Example:
         >>> import numpy as np, nnabla as nn, nnabla.functions as F
@@ -80,8 +84,8 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
         >>> dx.d, ddx.d
         (array([ 3., 12.], dtype=float32), array([ 6., 12.], dtype=float32))
     """
-    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-    inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    outputs = _variables(outputs, "outputs")
+    inputs = _variables(inputs, "inputs")
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     grad_outputs = list(grad_outputs) if isinstance(grad_outputs, (list, tuple)) \
@@ -90,7 +94,8 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
         raise ValueError(f"nn.grad: argument 'grad_outputs' has {len(grad_outputs)} entries; "
                          f"expected {len(outputs)} (one per output)")
     order = _graph.topological_functions([y._node for y in outputs])
-    reach = _reaching(order, {id(x._node) for x in inputs})
+    in_nodes = _nodes_on_graph(order, inputs)
+    reach = _reaching(order, {id(n) for nodes in in_nodes for n in nodes})
     grads = {}
     for y, g in zip(outputs, grad_outputs):
         _accumulate(grads, y._node, _as_grad_variable(g, y.shape))
@@ -111,7 +116,10 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
         for i, g in enumerate(_backward_of(f, wrt, gys, ins, outs)):
             if i in wrt and g is not None:
                 _accumulate(grads, f.in_nodes[i], g)
-    result = [grads.get(id(x._node)) for x in inputs]
+    result = [_sum_of(grads, nodes) if x.need_grad else None for x, nodes in zip(inputs, in_nodes)]
+    # as nnabla: an input the outputs do not depend on (or without need_grad) gets zeros
+    result = [call_function("Constant", val=0.0, shape=x.shape) if r is None else r
+              for x, r in zip(inputs, result)]
     for r, keep in zip(result, list(persistent_outputs) + [False] * len(result)):
         if r is not None and keep:
             r.persistent = True
@@ -120,6 +128,47 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
             if r is not None:
                 x.grad = r.data
     return result
+
+
+def _nodes_on_graph(order, inputs):
+    """The graph nodes standing for each input.
+
+    A parameter enters a graph through views sharing its data and grad arrays (nnabla's
+    variables compare equal when they share them), one view per use, so an input is matched
+    by those arrays and its gradient is the sum over its views.
+    """
+    by_arrays = {}
+    for f in order:
+        for n in f.in_nodes:
+            if n is not None:
+                views = by_arrays.setdefault((id(n.data), id(n._grad)), [])
+                if n not in views:
+                    views.append(n)
+    return [by_arrays.get((id(x._node.data), id(x._node._grad)), [x._node]) for x in inputs]
+
+
+def _sum_of(grads, nodes):
+    found = [grads[id(n)] for n in nodes if id(n) in grads]
+    total = found[0] if found else None
+    for g in found[1:]:
+        total = call_function("Add2", total, g)
+    return total
+
+
+def _variables(values, name):
+    """``values`` (a Variable or any iterable of them, e.g. ``dict.values()``) as a list."""
+    if isinstance(values, Variable):
+        return [values]
+    try:
+        values = list(values)
+    except TypeError:
+        raise TypeError(f"nn.grad: argument '{name}' must be a Variable or an iterable of "
+                        f"Variables; given {type(values).__name__}") from None
+    for v in values:
+        if not isinstance(v, Variable):
+            raise TypeError(f"nn.grad: argument '{name}' must hold Variables; given an "
+                            f"element of type {type(v).__name__}")
+    return values
 
 
 def _accumulate(grads, node, g):

@@ -112,7 +112,7 @@ class NdArray:
         if value.shape != a.shape and value.size != int(np.prod(a.shape)):
             raise ValueError(f"NdArray.data: cannot assign an array of shape {value.shape} "
                              f"to an array of shape {a.shape}")
-        if value.dtype != a.dtype and value.dtype != np.bool_:
+        if value.dtype != a.dtype:
             a.dtype = value.dtype
         a.cast(a.dtype, HOST)[...] = value.reshape(a.shape)
 
@@ -176,11 +176,6 @@ class NdArray:
 
     def __hash__(self):
         return id(self._array)
-
-    def __setitem__(self, key, value):
-        if isinstance(value, NdArray):
-            value = value.data
-        self.data[key] = value
 
     def reshape(self, shape):
         """A new NdArray of ``shape`` sharing nothing with this one (values copied)."""

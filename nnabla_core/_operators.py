@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from ._adapters.array import getitem
+from ._indexing import getitem, setitem
 from ._dispatch import call_function as _call
 from ._nd_array import NdArray
 from ._variable import Variable
@@ -65,9 +65,62 @@ def _abs(self):
     return _call("Abs", self)
 
 
-def _matmul(self, other):
-    return _call("BatchMatmul", self, other) if len(self.shape) > 2 else _call(
-        "Affine", self, other)
+class MatmulOperandError(ValueError, AssertionError):
+    """A bad operand of ``@``; an AssertionError too, as nnabla raises one here."""
+
+
+def _matmul_operands(x, y):
+    for position, v in (("left", x), ("right", y)):
+        if not isinstance(v, (NdArray, Variable)):
+            raise MatmulOperandError(f"matmul (@): the {position} operand is of type "
+                                     f"{type(v).__name__}; expected nnabla.Variable or "
+                                     "nnabla.NdArray")
+        if len(v.shape) == 0:
+            raise MatmulOperandError(f"matmul (@): the {position} operand is 0-dimensional; "
+                                     "expected at least 1 dimension (use * for scalars)")
+
+
+def _matmul(x, y):
+    """``x @ y`` with numpy's matmul rules, built from nnabla's functions as nnabla does.
+
+    1-D @ 1-D is ``sum(x * y)``; 2-D operands (a 1-D one promoted to a row or a column,
+    the added axis removed afterwards) use ``affine``; otherwise ``batch_matmul`` with the
+    operand of fewer dimensions reshaped with leading 1s, the batch axes broadcast.
+
+    Raises:
+        MatmulOperandError (a ValueError and AssertionError): an operand that is not a
+        Variable/NdArray, or is 0-dimensional.
+    """
+    _matmul_operands(x, y)
+    if isinstance(x, NdArray) or isinstance(y, NdArray):
+        # one NdArray makes the product imperative: a Variable takes part through its data
+        x = x.data if isinstance(x, Variable) else x
+        y = y.data if isinstance(y, Variable) else y
+    nx, ny = len(x.shape), len(y.shape)
+    if nx == 1 and ny == 1:
+        return _call("Sum", _call("Mul2", x, y), axes=(0,), keep_dims=False)
+    if nx <= 2 and ny <= 2:
+        a = x if nx == 2 else _call("Reshape", x, shape=(1, x.shape[0]), inplace=True)
+        b = y if ny == 2 else _call("Reshape", y, shape=(y.shape[0], 1), inplace=True)
+        h = _call("Affine", a, b, None)
+        shape = h.shape[1:] if nx == 1 else (h.shape[:1] if ny == 1 else None)
+        return h if shape is None else _call("Reshape", h, shape=shape, inplace=True)
+    a_shape = tuple(x.shape) if nx > 1 else (1,) + tuple(x.shape)
+    b_shape = tuple(y.shape) if ny > 1 else tuple(y.shape) + (1,)
+    a_shape = (1,) * (len(b_shape) - len(a_shape)) + a_shape
+    b_shape = (1,) * (len(a_shape) - len(b_shape)) + b_shape
+    a = x if a_shape == x.shape else _call("Reshape", x, shape=a_shape, inplace=True)
+    b = y if b_shape == y.shape else _call("Reshape", y, shape=b_shape, inplace=True)
+    h = _call("BatchMatmul", a, b)
+    if nx == 1:
+        return _call("Reshape", h, shape=h.shape[:-2] + h.shape[-1:], inplace=True)
+    if ny == 1:
+        return _call("Reshape", h, shape=h.shape[:-1], inplace=True)
+    return h
+
+
+def _rmatmul(self, other):
+    return _matmul(other, self)
 
 
 def _compare(array_name, scalar_name):
@@ -103,8 +156,9 @@ def install_all():
     """Attach the function-running methods to NdArray and Variable."""
     install(NdArray, inplace=True)
     install(Variable, inplace=False)
-    NdArray.__getitem__ = getitem
-    Variable.__getitem__ = getitem
+    for cls in (NdArray, Variable):
+        cls.__getitem__ = getitem
+        cls.__setitem__ = setitem
     Variable.reshape = _reshape
 
 
@@ -113,7 +167,7 @@ def install(cls, inplace):
         "__add__": _add, "__radd__": _radd, "__sub__": _sub, "__rsub__": _rsub,
         "__mul__": _mul, "__rmul__": _rmul, "__truediv__": _div, "__rtruediv__": _rdiv,
         "__pow__": _pow, "__rpow__": _rpow, "__neg__": _neg, "__pos__": _pos,
-        "__abs__": _abs, "__matmul__": _matmul,
+        "__abs__": _abs, "__matmul__": _matmul, "__rmatmul__": _rmatmul,
         "__lt__": _compare("Less", "LessScalar"),
         "__le__": _compare("LessEqual", "LessEqualScalar"),
         "__gt__": _compare("Greater", "GreaterScalar"),
