@@ -1,0 +1,37 @@
+"""Real 2-process MPI jobs (mpiexec -n 2), each with a time limit; see workers/."""
+import time
+
+
+def test_collectives_and_groups_match_numpy(run_mpi):
+    run_mpi("collectives")
+
+
+def test_all_reduce_callback_and_data_parallel_training_match_one_process(run_mpi):
+    run_mpi("training")
+
+
+def test_sync_batch_normalization_equals_batch_normalization_of_the_whole_batch(run_mpi):
+    run_mpi("sync_bn")
+
+
+def test_mismatched_shapes_dtypes_or_roots_raise_on_every_rank(run_mpi):
+    run_mpi("mismatch")
+
+
+def test_watchdog_times_out_on_a_hung_peer_and_aborts_the_job(run_mpi):
+    start = time.monotonic()
+    out = run_mpi("hang", env={"NNABLA_MPI_WATCH_DOG_ENABLE": "1",
+                               "NNABLA_MPI_WATCH_DOG_TIMEOUT": "2"}, check=False)
+    elapsed = time.monotonic() - start
+    assert out.returncode != 0, out.stdout + out.stderr
+    assert ("TIMEOUT MultiProcessDataParallelCommunicatorMpi.all_reduce on group 'world' "
+            "(ranks [0, 1]) did not complete within 2 s on rank 0") in out.stdout, out.stdout
+    assert "peer process is hung or dead" in out.stdout
+    assert elapsed < 60, elapsed           # rank 1 sleeps 600 s: the abort ended it
+
+
+def test_a_rank_dying_mid_training_aborts_the_job_instead_of_hanging(run_mpi):
+    out = run_mpi("dying_rank", check=False)
+    assert out.returncode != 0
+    assert "rank 1 fails before the all_reduce" in out.stderr
+    assert "returned without its peer" not in out.stdout
