@@ -224,6 +224,8 @@ def _check_case(case, contexts):
     cxs, cys = _run(case, arrays, cpu)
     expected = _reference(case, arrays) if case.ref is not None else [y.d for y in cys]
     for i, (y, e) in enumerate(zip(ys, expected)):
+        if half is not None and not case.half:
+            break                     # the case says why half differs (``why_loose``)
         if case.check_outputs is None or i in case.check_outputs:
             _close(y.d, e, case.atol, case.rtol, f"output {i}", half)
     if not case.grad:

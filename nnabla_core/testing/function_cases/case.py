@@ -77,14 +77,28 @@ class Case:
         inputs: one generator per input (``None`` omits an optional input; a list
             for a variadic input).
         args: keyword arguments for the spec (nnabla's names).
-        ref: numpy reference; called with the input arrays (float64) and the
+        ref: numpy reference; called with the input arrays as generated (float32 for
+            float inputs, as the kernels get them) and the
             args; returns an array or a tuple of arrays.
         grad: check backward (False for non-differentiable functions).
         grad_inputs: positions of inputs to check the gradient of (default: all
             float inputs).
         atol, rtol: forward tolerances in float32.
-        grad_atol, grad_rtol: tolerances of the backward check.
-        half_atol: tolerance of half against float (relative to max |y|).
+        grad_atol, grad_rtol: float32 tolerances of gradients compared with another
+            implementation's (the engine against the float64 kernel, a backend against the
+            CPU backend): consistency checks, not the correctness check.
+        fd_atol, fd_rtol: tolerances of the correctness check of backward: the kernel's
+            float64 gradient against float64 central differences of its forward
+            (``|analytic - numeric| <= fd_atol + fd_rtol |numeric|`` per element). Central
+            differences with step 1e-4 are good to ~1e-8 for smooth functions, so a wrong
+            derivative cannot pass the default 1e-6; a looser value needs ``why_loose``.
+        half_atol: tolerance of half against float in the backend kit (relative to max |y|).
+        half_rtol: element-relative tolerance of half against float, forward and backward:
+            ``|half - float| <= half_rtol (|float| + half_floor)``, where ``half_floor`` is
+            the largest |float| of that output times ``half_floor_ratio``.
+        half_floor_ratio: see ``half_rtol`` (absorbs cancellation next to zero).
+        half: compare half against float at all (False needs ``why_loose``).
+        why_loose: why the case needs an fd or half tolerance looser than the default.
         check_outputs: positions of outputs compared to the reference.
         second_order: check second-order gradients by central differences (False where
             the data puts points next to a kink, e.g. relu, so differences straddle it).
@@ -101,6 +115,12 @@ class Case:
     grad_atol: float = 2e-3
     grad_rtol: float = 2e-2
     half_atol: float = 2e-2
+    fd_atol: float = 1e-6
+    fd_rtol: float = 1e-6
+    half_rtol: float = 1e-2
+    half_floor_ratio: float = 0.1
+    half: bool = True
+    why_loose: str = ""
     check_outputs: tuple | None = None
     second_order: bool = True
     seed: int = 313

@@ -60,7 +60,9 @@ CASES = [
     Case("LeakyReLU", [_KINKS], {"alpha": -0.3, "inplace": False},
          ref=lambda x, alpha, inplace: np.where(x > 0, x, alpha * x), id="negative-alpha"),
     _unary("Softmax", softmax),
-    Case("Softmax", [Normal(S, 3.0)], {"axis": 1}, ref=softmax, id="axis1"),
+    Case("Softmax", [Normal(S, 3.0)], {"axis": 1}, ref=softmax, id="axis1", half_rtol=2e-2,
+         why_loose="inputs of scale 3 put probabilities near 1: the gradient y (dy - sum(y dy)) "
+                   "cancels to a few percent of its terms, whose half rounding then shows"),
     Case("Softmax", [_LARGE], ref=softmax, id="large"),
     _unary("LogSoftmax", log_softmax),
     Case("LogSoftmax", [Normal(S, 3.0)], {"axis": -3}, ref=log_softmax, id="axis0"),

@@ -92,7 +92,9 @@ CASES = [
          {"epsilon": 0.3}, ref=_eps_insensitive),
     Case("KLMultinomial", [_probabilities((2, 5), -1), Positive((2, 5), 0.1, 1.0)], ref=_kl),
     Case("KLMultinomial", [_probabilities((2, 3, 4), (1, 2)), Positive(S, 0.1, 1.0)],
-         {"base_axis": 1}, ref=_kl, id="3d"),
+         {"base_axis": 1}, ref=_kl, id="3d", fd_atol=2e-5, fd_rtol=2e-5,
+         why_loose="p down to 0.017: the third derivative of p log p (1/p^2, ~3e3) puts the "
+                   "central-difference truncation (step^2 / 6 times it) near 4e-6"),
     Case("KLMultinomial", [_probabilities((2, 3, 4), 2), Positive(S, 0.1, 1.0)],
          {"base_axis": 2}, ref=_kl, id="base_axis2"),
 ]

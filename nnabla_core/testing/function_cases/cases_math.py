@@ -72,7 +72,10 @@ CASES = [
     _unary("ATanh", np.arctanh, Uniform(S, -0.8, 0.8)),
     _unary("Erf", _erf, Normal(S, 1.5)),
     _unary("Erf", _erf, Fixed(np.array([-4.0, -0.5, -1e-6, 0.0, 3e-4, 0.49, 0.5, 6.0])),
-           id="edges"),
+           id="edges", fd_atol=3e-4, fd_rtol=3e-4,
+           why_loose="the forward is a float32-accurate fit (error < 1.2e-7) joined to a series "
+                     "at |x| = 0.5: central differences across the seam (0.49, 0.5) see the fit's "
+                     "error divided by the step (1e-7 / 1e-4)"),
     Case("ATan2", [Normal(S), Normal((2, 1, 4))], ref=np.arctan2),
     Case("ATan2", [Normal((1, 3, 1)), Normal(S)], ref=np.arctan2, id="broadcast-left"),
     Case("BatchMatmul", [Normal((2, 3, 4)), Normal((2, 4, 5))], ref=batch_matmul),

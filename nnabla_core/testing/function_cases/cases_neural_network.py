@@ -1,7 +1,10 @@
 """Cases of the neural network layers, with direct-definition numpy references.
 
-The references follow the textbook sums (a loop over kernel taps or over output
-windows), not the im2col formulation of the kernels.
+The references are sums written from the definitions, in float64 einsum (a loop over
+kernel taps or over output windows). The CPU kernels unfold with im2col (and, in the
+generic column code, also walk the kernel taps), so the tap decomposition is shared: the
+convolutions' independent checks are the float64 central differences of backward and the
+small direct per-output sums in ``tests/functions/test_kernels.py``.
 """
 import itertools
 import math

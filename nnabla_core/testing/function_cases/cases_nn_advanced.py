@@ -155,15 +155,18 @@ def ref_roi_align(image, boxes, output_size, spatial_scale=(1.0, 1.0), sampling_
 
 
 BOXES = Fixed([[0, 1.2, 2.3, 8.4, 7.1], [1, -2.6, 0.4, 11.3, 8.2], [1, 2.5, 3.5, 4.2, 4.9]])
+HALF_BOXES = dict(half_rtol=2e-2, why_loose="under half the boxes are rounded to float16 (8.4 -> "
+                  "8.398, 11.3 -> 11.297): sampling points move by up to 4e-3 pixel, and the "
+                  "outputs by the image's slope times that")
 ROI = [
     Case("RoiAlign", [Normal((2, 3, 9, 10)), BOXES], {"output_size": (3, 4)},
-         ref=ref_roi_align, grad_inputs=(0,)),
+         ref=ref_roi_align, grad_inputs=(0,), **HALF_BOXES),
     Case("RoiAlign", [Normal((2, 3, 9, 10)), BOXES],
          {"output_size": (2, 5), "spatial_scale": (0.7, 1.5), "sampling_ratio": 2},
          ref=ref_roi_align, grad_inputs=(0,), id="scale-ratio2"),
     Case("RoiAlign", [Normal((2, 9, 10, 3)), BOXES],
          {"output_size": (4, 3), "channel_last": True, "sampling_ratio": 1},
-         ref=ref_roi_align, grad_inputs=(0,), id="channel-last"),
+         ref=ref_roi_align, grad_inputs=(0,), id="channel-last", **HALF_BOXES),
 ]
 
 
