@@ -22,7 +22,10 @@ from .parameter import (clear_parameters, get_current_parameter_scope,  # noqa: 
                         get_parameters, load_parameters, no_grad, parameter_scope,
                         save_parameters)
 from .random import seed  # noqa: E402,F401
-from ._runtime_flags import prefer_cached_array, set_global_recompute  # noqa: E402,F401
+from ._runtime_flags import set_global_recompute  # noqa: E402,F401
+from ._recompute import get_global_recompute, recompute, recompute_fn  # noqa: E402,F401
+from ._array_preference import (array_classes, prefer_cached_array,  # noqa: E402,F401
+                                reset_array_preference)
 from ._grad import grad  # noqa: E402,F401
 from . import _operators  # noqa: E402
 
