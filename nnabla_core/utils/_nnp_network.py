@@ -136,6 +136,9 @@ class NetworkGraph:
         self.name = proto.name
         self.batch_size = batch_size if batch_size else proto.batch_size
         self.where = f"{where}network {proto.name!r}: "
+        # Network passes may change arguments (pooling windows, output sizes) without
+        # updating the declared shapes downstream, as nnabla's models rely on.
+        self.check_shapes = True
         if len(proto.repeat_info) or any(f.type in _LOOP_CONTROL for f in proto.function):
             raise NotImplementedError(
                 f"{self.where}loop control (repeat_info, RepeatStart, RecurrentInput ...) "
@@ -306,7 +309,8 @@ class NetworkGraph:
         for name, value in zip(f.proto.output, result):
             var = self.get(name, f.name)
             declared = self.concrete_shape(var, batch_size)
-            if not spec.dynamic_shape and tuple(value.shape) != declared:
+            if (self.check_shapes and not spec.dynamic_shape
+                    and tuple(value.shape) != declared):
                 raise NnpFormatError(f"{where}output {name!r} is declared with shape "
                                      f"{declared}; the function computes {tuple(value.shape)}")
             var.variable_instance = value

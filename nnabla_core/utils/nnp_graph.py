@@ -336,6 +336,7 @@ class NnpNetworkPass:
 
     # -- application (called by NnpLoader.get_network) -----------------------------------
     def _apply(self, graph):
+        graph.check_shapes = False
         for var in graph.all_variables():
             if var.name in self._variable_callbacks:
                 self._variable_callbacks[var.name](_VariableDelegate(graph, var))
