@@ -66,6 +66,14 @@ def _wire_dtype(dtype):
     return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
 
 
+def _divide(buf, n):
+    """``buf /= n`` in place; integers divide with floor, as numpy's in-place division can't."""
+    if buf.dtype.kind in "iu":
+        buf //= n
+    else:
+        buf /= n
+
+
 class MpiCommunicator(Communicator):
     """``C.MultiProcessDataParallelCommunicator`` for cpu contexts, on MPI (mpi4py)."""
 
@@ -125,7 +133,7 @@ class MpiCommunicator(Communicator):
             self._run(comm, "all_reduce", group, "Allreduce", self._MPI.IN_PLACE, buf,
                       self._MPI.SUM)
             if division:
-                buf /= n
+                _divide(buf, n)
             self._unpack(buf, batch)
 
     def _reduce(self, arrays, dst, division, inplace, group):
@@ -140,7 +148,7 @@ class MpiCommunicator(Communicator):
                       self._MPI.SUM, root)
             if mine:
                 if division:
-                    buf /= comm.Get_size()
+                    _divide(buf, comm.Get_size())
                 self._unpack(buf, batch)
 
     def _bcast(self, arrays, src, inplace, group):
@@ -170,7 +178,7 @@ class MpiCommunicator(Communicator):
         self._run(comm, "reduce_scatter", group, "Reduce_scatter_block", send, recv,
                   self._MPI.SUM)
         if division:
-            recv /= comm.Get_size()
+            _divide(recv, comm.Get_size())
         self._unpack(recv, [array])
 
     # -- helpers -----------------------------------------------------------------------
@@ -195,6 +203,10 @@ class MpiCommunicator(Communicator):
     def _pack(batch):
         dtype = _wire_dtype(np.dtype(batch[0].dtype))
         if len(batch) == 1:
+            if batch[0].dtype == dtype:      # the array's own buffer: no copy either way
+                own = batch[0].get_data("rw")
+                if own.flags.c_contiguous:
+                    return own.reshape(-1)
             return np.array(batch[0].get_data("r"), dtype=dtype, copy=True).reshape(-1)
         buf = np.empty(sum(a.size for a in batch), dtype)
         start = 0
@@ -208,6 +220,8 @@ class MpiCommunicator(Communicator):
         start = 0
         for a in batch:
             out = a.get_data("w")
+            if np.may_share_memory(out, buf):
+                continue                    # reduced in the array's own buffer
             out[...] = buf[start:start + a.size].reshape(out.shape)
             start += a.size
 
