@@ -3,6 +3,8 @@ import numpy as np
 from _common import communicator, data, done, ndarray
 from numpy.testing import assert_allclose, assert_array_equal
 
+import nnabla as nn
+
 comm, ctx = communicator()
 r, n = comm.rank, comm.size
 assert (n, comm.list_groups()) == (2, {"world": [0, 1]})
@@ -71,4 +73,11 @@ assert_array_equal(outs[1].data, data(0, (3,), salt=5))
 b = ndarray(data(r, (3,), salt=6))
 comm.bcast(b, src=0, group="both")
 assert_array_equal(b.data, data(0, (3,), salt=6))
+
+# the deprecated allreduce(): the gradients of the parameters added with the context
+w = nn.Variable.from_numpy_array(np.zeros(3, np.float32), need_grad=True)
+w.g = data(r, (3,), salt=7)
+comm.add_context_and_parameters((ctx, {"w": w}))
+comm.allreduce(division=True)
+assert_allclose(w.g, (data(0, (3,), salt=7) + data(1, (3,), salt=7)) / 2, rtol=1e-6)
 done(comm)
