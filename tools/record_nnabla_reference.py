@@ -12,7 +12,11 @@ It writes
   function spec's defaults);
 - ``tests/data/nnabla_1.39_recorded_values.json``: solver trajectories over a changing
   learning rate, weight decay and gradient clipping (every solver), batch normalization's
-  running statistics, and GELU's forward and backward.
+  running statistics, GELU's forward and backward, and the outputs and gradients of every
+  function-case row (``nnabla_core/testing/function_cases``) of the differentiable functions
+  that have no central-difference check (straight-through estimators, rounding, quantizers,
+  gradient clipping, Cholesky over symmetric inputs, ...), whose backward is a convention that
+  only nnabla itself can pin.
 
 Inputs are generated here from fixed seeds and stored next to the outputs, so the tests do not
 depend on regenerating them identically.
@@ -28,7 +32,14 @@ import tempfile
 
 import numpy as np
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "tests" / "data"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+CASES = ROOT / "nnabla_core" / "testing" / "function_cases"
+# Differentiable functions whose backward no case checks by central differences.
+CONVENTION_GRADIENTS = (
+    "Assign", "BatchCholesky", "BinarySigmoid", "BinaryTanh", "Ceil", "ClipGradByNorm",
+    "ClipGradByValue", "FixedPointQuantize", "Floor", "MinMaxQuantize", "Pow2Quantize", "Prune",
+    "QuantizeLinear", "Round", "Sign", "Sink", "SpectralNorm", "TopKGrad", "VATNoise")
 
 # (solver, constructor arguments): every nnabla solver at its defaults, plus rows whose
 # decoupled weight decay is large enough that its lr / init_lr scaling shows in float32.
@@ -144,6 +155,67 @@ def record_gelu():
     return {"x": _array(x), "dy": _array(dy), "y": _array(y.d), "dx": _array(v.g)}
 
 
+def _load_cases():
+    """The case table, loaded from its files under another package name (this interpreter's
+    ``nnabla`` is nnabla 1.39 itself)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "function_cases", CASES / "__init__.py", submodule_search_locations=[str(CASES)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["function_cases"] = module
+    spec.loader.exec_module(module)
+    return module.ALL_CASES
+
+
+def run_case(case, snake, grad_inputs=None):
+    """Outputs, gradients (for seeded output gradients) and the inputs after the call;
+    ``grad_inputs``: the positions that need a gradient (default: every float input)."""
+    import nnabla as nn
+    import nnabla.function_bases as fb
+    arrays = case.make_inputs()
+    positions = iter(range(10 ** 6))
+
+    def variable(a):
+        i = next(positions)
+        wanted = a is not None and a.dtype.kind == "f" and (grad_inputs is None
+                                                             or i in grad_inputs)
+        return None if a is None else nn.Variable.from_numpy_array(a.copy(), need_grad=wanted)
+    xs = [[variable(a) for a in x] if isinstance(x, list) else variable(x) for x in arrays]
+    flat = [v for x in xs for v in (x if isinstance(x, list) else [x])]
+    # function_bases: the spec's own arguments (F.quantize_linear, e.g., wants a numpy dtype).
+    args = dict(case.args)
+    if case.args.get("output_u"):
+        args["n_outputs"] = 2        # nnabla 1.39 segfaults when left to infer it
+    ys = getattr(fb, snake)(*(xs[0] if isinstance(xs[0], list) else xs), **args)
+    ys = list(ys) if isinstance(ys, (tuple, list)) else [ys]
+    nn.forward_all(ys)
+    outputs = [y.d.copy() for y in ys]
+    for v in flat:
+        if v is not None and v.need_grad:
+            v.grad.zero()
+    rng = np.random.RandomState(1)
+    dys = [np.asarray(rng.randn(*y.shape), np.float32) for y in ys]
+    for y, dy in zip(ys, dys):
+        y.backward(dy)
+    return {"case": str(case), "dys": [_array(d) for d in dys],
+            "outputs": [_array(y) for y in outputs],
+            "grads": [None if v is None or not v.need_grad else _array(v.g) for v in flat],
+            "inputs_after": [None if v is None else _array(v.d) for v in flat]}
+
+
+def record_convention_gradients():
+    import nnabla.function_bases as fb
+    rows = []
+    for case in _load_cases():
+        if case.name in CONVENTION_GRADIENTS:
+            snake = [n for n in dir(fb) if n.replace("_", "").lower() == case.name.lower()]
+            try:
+                rows.append(run_case(case, snake[0]))
+            except RuntimeError:       # e.g. QuantizeLinear: no gradient w.r.t. the scale
+                rows.append({**run_case(case, snake[0], grad_inputs=(0,)), "grad_inputs": [0]})
+    return rows
+
+
 def main():
     import nnabla
     if nnabla.__version__ != "1.39.0":
@@ -154,7 +226,8 @@ def main():
               "solver_schedule": [list(s) for s in SCHEDULE],
               "solvers": [record_solver(name, kwargs) for name, kwargs in SOLVER_ROWS],
               "batch_normalization": record_batch_normalization(),
-              "gelu": record_gelu()}
+              "gelu": record_gelu(),
+              "convention_gradients": record_convention_gradients()}
     _atomic_write(DATA / "nnabla_1.39_recorded_values.json", json.dumps(values, indent=1) + "\n")
 
 

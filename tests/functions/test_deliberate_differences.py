@@ -47,3 +47,27 @@ def test_sort_gradient_goes_back_to_each_element_s_source_position():
     y.backward(np.array([[10.0, 20.0, 30.0]], np.float32))
     np.testing.assert_array_equal(y.d, [[1, 2, 3]])
     np.testing.assert_array_equal(x.g, [[30, 10, 20]])
+
+
+@pytest.mark.parametrize("dim", [0, 2])
+def test_spectral_norm_in_test_mode_has_the_training_mode_s_finite_gradient(dim):
+    # README "Deliberate differences": nnabla 1.39 returns NaN for every element of w's
+    # gradient when test=True (recorded in tests/data/nnabla_1.39_recorded_values.json,
+    # row SpectralNorm-test-output-u). The forward is the same in both modes (test only
+    # leaves u unwritten), and training mode's gradient matches nnabla's recorded one.
+    rng = np.random.RandomState(0)
+    w0, u0 = rng.randn(3, 4, 5).astype(np.float32), rng.randn((3, 4, 5)[dim]).astype(np.float32)
+    results = {}
+    for test in (False, True):
+        w = nn.Variable.from_numpy_array(w0, need_grad=True)
+        u = nn.Variable.from_numpy_array(u0.copy())
+        y = F.spectral_norm(w, u, dim=dim, itr=2, test=test)
+        y.forward()
+        w.grad.zero()
+        y.backward(np.linspace(-1, 1, y.size, dtype=np.float32).reshape(y.shape))
+        results[test] = (y.d.copy(), w.g.copy(), u.d.copy())
+    np.testing.assert_array_equal(results[True][0], results[False][0])
+    np.testing.assert_array_equal(results[True][1], results[False][1])
+    assert np.isfinite(results[True][1]).all()
+    np.testing.assert_array_equal(results[True][2], u0)          # test mode leaves u alone
+    assert not np.array_equal(results[False][2], u0)

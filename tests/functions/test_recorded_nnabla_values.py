@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from nnabla._spec import SPECS
+from nnabla.testing.function_cases import ALL_CASES
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 RECORDED = json.loads((DATA / "nnabla_1.39_recorded_values.json").read_text())
@@ -115,3 +116,74 @@ def test_gelu_forward_and_backward_match_nnablas_tanh_form():
     y.backward(np.asarray(gelu["dy"], np.float32))
     np.testing.assert_allclose(y.d, gelu["y"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(x.g, gelu["dx"], rtol=1e-5, atol=1e-6)
+
+
+CASES_BY_ID = {str(c): c for c in ALL_CASES}
+
+
+def _run_like_the_recorder(case, grad_inputs):
+    """tools/record_nnabla_reference.py's run_case, on our nnabla.function_bases."""
+    arrays, position = case.make_inputs(), iter(range(10 ** 6))
+
+    def variable(a):
+        i = next(position)
+        wanted = a is not None and a.dtype.kind == "f" and (grad_inputs is None
+                                                             or i in grad_inputs)
+        return None if a is None else nn.Variable.from_numpy_array(a.copy(), need_grad=wanted)
+    xs = [[variable(a) for a in x] if isinstance(x, list) else variable(x) for x in arrays]
+    flat = [v for x in xs for v in (x if isinstance(x, list) else [x])]
+    ys = getattr(fb, SPECS[case.name].snake)(*(xs[0] if isinstance(xs[0], list) else xs),
+                                              **case.args)
+    ys = list(ys) if isinstance(ys, (tuple, list)) else [ys]
+    nn.forward_all(ys)
+    outputs = [y.d.copy() for y in ys]
+    for v in flat:
+        if v is not None and v.need_grad:
+            v.grad.zero()
+    return ys, outputs, flat
+
+
+# (case, input): nnabla 1.39 returns NaN for every element of this gradient.
+NNABLA_NAN_GRADIENTS = {("SpectralNorm-test-output-u", 0)}
+
+
+@pytest.mark.parametrize("row", RECORDED["convention_gradients"], ids=lambda r: r["case"])
+def test_gradient_conventions_match_nnabla(row):
+    # Straight-through estimators, rounding, quantizers, gradient clipping, Cholesky, ...:
+    # backward is a convention, not the derivative of forward, so nnabla's values pin it.
+    case = CASES_BY_ID[row["case"]]
+    ys, outputs, flat = _run_like_the_recorder(case, row.get("grad_inputs"))
+    for y, dy in zip(ys, row["dys"]):
+        y.backward(np.asarray(dy, np.float32))
+    for i, (got, expected) in enumerate(zip(outputs, row["outputs"])):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6, err_msg=f"output {i}")
+    for i, (v, expected) in enumerate(zip(flat, row["grads"])):
+        assert (v is not None and v.need_grad) == (expected is not None), f"input {i}"
+        if (row["case"], i) in NNABLA_NAN_GRADIENTS:
+            # README "Deliberate differences"; test_deliberate_differences.py checks ours.
+            assert np.isnan(expected).all() and np.isfinite(v.g).all()
+        elif expected is not None:
+            np.testing.assert_allclose(v.g, expected, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"gradient of input {i}")
+    for i, (v, expected) in enumerate(zip(flat, row["inputs_after"])):
+        if expected is not None:
+            np.testing.assert_allclose(v.d, expected, rtol=1e-6, atol=1e-7,
+                                       err_msg=f"input {i} after the call (in-place updates)")
+
+
+def test_every_differentiable_function_has_an_independent_gradient_check():
+    # Central differences (a Case with grad) or nnabla's recorded gradients; the engine
+    # against the kernel and nn.grad against the engine compare the code with itself.
+    by_differences = {c.name for c in ALL_CASES if c.grad}
+    by_nnabla = {CASES_BY_ID[r["case"]].name for r in RECORDED["convention_gradients"]}
+    missing = [name for name, spec in SPECS.items()
+               if spec.differentiable and name not in by_differences | by_nnabla]
+    assert missing == []
+
+
+def test_every_deterministic_function_has_an_independent_forward_reference():
+    # Random generators are checked by their distributions in test_stochastic.py.
+    with_reference = {c.name for c in ALL_CASES if c.ref is not None}
+    missing = [name for name, spec in SPECS.items()
+               if name not in with_reference and not spec.stochastic]
+    assert missing == []
