@@ -21,18 +21,39 @@ class NdArray:
     in-place operators (``+=`` ...) write into this array.
 
     Args:
-        shape (tuple of int): shape of the array. Contents read as zeros until set.
+        shape (tuple of int): shape of the array, also given as separate ints
+            (``NdArray(2, 3)``) as nnabla accepts. Contents read as zeros until set.
+
+    Raises:
+        TypeError: a size that is not an integer.
+        ValueError: a negative size.
+
+    Example:
+        >>> import nnabla as nn
+        >>> nn.NdArray().shape, nn.NdArray(3).shape, nn.NdArray(2, 3).shape
+        ((), (3,), (2, 3))
+        >>> nn.NdArray([2, 3]).shape
+        (2, 3)
     """
 
     __slots__ = ("_array", "__weakref__")
 
-    def __init__(self, shape=()):
-        if isinstance(shape, numbers.Integral):
-            shape = (int(shape),)
-        shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in shape):
-            raise ValueError(f"nn.NdArray: argument 'shape' has a negative size: {shape}")
-        self._array = SyncedArray(shape)
+    def __init__(self, *shape):
+        if len(shape) == 1 and not isinstance(shape[0], (numbers.Integral, np.integer)):
+            shape = shape[0]
+        try:
+            dims = tuple(shape)
+        except TypeError:
+            raise TypeError(f"nn.NdArray: argument 'shape' must be a sequence of ints; given "
+                            f"{shape!r}") from None
+        for s in dims:
+            if isinstance(s, (bool, np.bool_)) or not isinstance(s, (numbers.Integral,
+                                                                     np.integer)):
+                raise TypeError(f"nn.NdArray: argument 'shape' must hold ints; given {dims!r}")
+        dims = tuple(int(s) for s in dims)
+        if any(s < 0 for s in dims):
+            raise ValueError(f"nn.NdArray: argument 'shape' has a negative size: {dims}")
+        self._array = SyncedArray(dims)
 
     @classmethod
     def _wrap(cls, synced):
@@ -142,25 +163,29 @@ class NdArray:
         return arr.ctypes.data
 
     def zero(self):
-        """Fill with zeros lazily."""
-        self._array.zero()
+        """Fill with zeros lazily; ``clear_called`` becomes False."""
+        self.fill(0)
 
     def fill(self, value):
-        """Fill with ``value`` lazily (the array is created when first used)."""
-        self._array.fill(value)
+        """Fill with ``value`` lazily (the array is created when first used); a fill is a
+        write, so ``clear_called`` becomes False."""
+        a = self._array
+        a.fill(value)
+        a.clear_called = False
 
     def clear(self):
         """Release the memory; ``clear_called`` becomes True."""
         self._array.clear()
 
     def copy_from(self, arr, use_current_context=True):
-        """Copy values of ``arr`` (same shape) into this array; returns self."""
+        """Copy values and type of ``arr`` (same shape) into this array; returns self."""
         if not isinstance(arr, NdArray):
             raise TypeError(f"NdArray.copy_from: argument 'arr' is of type "
                             f"{type(arr).__name__}; expected NdArray")
         if arr.shape != self.shape:
             raise ValueError(f"NdArray.copy_from: argument 'arr' has shape {arr.shape}; "
                              f"expected {self.shape}")
+        self._array.dtype = arr._array.dtype     # nnabla: the copy takes the source's type
         self._array.assign(arr._array)
         return self
 

@@ -7,6 +7,7 @@ v1.32's auto-forward memory behaviour).
 """
 from __future__ import annotations
 
+import gc
 import numbers
 import weakref
 
@@ -336,6 +337,22 @@ class Variable:
     @property
     def info(self):
         return _VariableInfo(self)
+
+    @property
+    def get_number_of_references(self):
+        """How many live Variables hold this variable's data array (a property, as in
+        nnabla 1.39): itself, unlinked copies, variables rewired on it or given its data.
+
+        Handles to the same variable and NdArrays taken from ``.data`` do not count.
+        Meant for tests of memory sharing: it scans the garbage collector's referrers.
+        """
+        data = self._node.data
+        count = 0
+        for ref in gc.get_referrers(data):
+            if isinstance(ref, VarNode) and ref.data is data and ref.owner is not None \
+                    and ref.owner() is not None:
+                count += 1
+        return count
 
     # -- python protocol ------------------------------------------------------------------
     def __repr__(self):

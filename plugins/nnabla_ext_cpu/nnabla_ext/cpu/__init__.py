@@ -47,6 +47,24 @@ def get_devices():
     return ["0"]
 
 
+def get_device_count():
+    """Number of devices of this backend: the CPU counts as one, as in nnabla.
+
+    Example:
+        >>> import nnabla_ext.cpu
+        >>> nnabla_ext.cpu.get_device_count()
+        1
+    """
+    return len(get_devices())
+
+
+def array_classes():
+    """This backend's array class names in order of preference (see
+    ``nnabla.prefer_cached_array``)."""
+    from nnabla._array_preference import array_classes as ordered
+    return ordered("cpu")
+
+
 def device_synchronize(device_id="0"):
     """CPU kernels run synchronously; nothing to wait for."""
 
