@@ -377,10 +377,7 @@ def load_parameters(path, proto=None, needs_proto=False, extension=".nntxt"):
     ext = _files.file_extension(path, extension, api)
     if ext == ".h5" and proto is None and not needs_proto:
         entries = _files.h5_parameters.read_parameter_file(path)
-        _check_loaded_shapes(entries, api)
-        for key, values, need_grad in entries:
-            var = get_parameter_or_create(key, values.shape, need_grad=need_grad)
-            var.data.cast(values.dtype)[...] = values
+        register_loaded(entries, api)
         return _empty_proto()
     from .utils import _nnp_parameters
 
@@ -389,10 +386,7 @@ def load_parameters(path, proto=None, needs_proto=False, extension=".nntxt"):
     if proto is None:
         proto = _empty_proto()
     entries = _nnp_parameters.read_parameter_file(path, ext, proto)
-    _check_loaded_shapes(entries, api)
-    for key, values, need_grad in entries:
-        var = get_parameter_or_create(key, values.shape, need_grad=need_grad)
-        var.data.cast(values.dtype)[...] = values
+    register_loaded(entries, api)
     if ext == ".h5" and needs_proto:
         proto.MergeFrom(_nnp_parameters.proto_with_parameters(OrderedDict(
             (key, Variable.from_numpy_array(values, need_grad=need_grad))
@@ -409,6 +403,16 @@ def _empty_proto():
     from .utils import nnabla_pb2
 
     return nnabla_pb2.NNablaProtoBuf()
+
+
+def register_loaded(entries, api):
+    """Create or overwrite the parameters ``entries`` (``(name, values, need_grad)``, as
+    the parameter file readers return them) in the current scope; every shape is checked
+    against existing parameters before anything changes (ValueError naming ``api``)."""
+    _check_loaded_shapes(entries, api)
+    for key, values, need_grad in entries:
+        var = get_parameter_or_create(key, values.shape, need_grad=need_grad)
+        var.data.cast(values.dtype)[...] = values
 
 
 def _check_loaded_shapes(entries, api):

@@ -159,23 +159,3 @@ def write_parameter_file(target, params, ext):
     else:
         raise ValueError(f"unsupported parameter file extension {ext!r}; expected one of "
                          f"{', '.join(PARAMETER_EXTENSIONS)}")
-
-
-def register(entries, api):
-    """Create or overwrite the parameters ``entries`` in the current parameter scope.
-
-    Every shape is checked against existing parameters before anything changes.
-
-    Raises:
-        ValueError: if an existing parameter has another shape.
-    """
-    from .. import parameter
-
-    for name, values, _ in entries:
-        existing = parameter.get_parameter(name)
-        if existing is not None and tuple(existing.shape) != values.shape:
-            raise ValueError(f"{api}: parameter '{name}' in the file has shape {values.shape}; "
-                             f"the existing parameter has shape {tuple(existing.shape)}")
-    for name, values, need_grad in entries:
-        var = parameter.get_parameter_or_create(name, values.shape, need_grad=need_grad)
-        var.data.cast(values.dtype)[...] = values

@@ -85,5 +85,5 @@ def read_model(filenames, extension=".nntxt", scope=None, exclude_parameter=Fals
                                          f"shapes ({shapes[name]} and {values.shape})")
         scope = scope if scope is not None else _parameter.get_current_parameter_scope()
         with _parameter.parameter_scope("", scope):
-            _nnp_parameters.register(entries, "nnabla.utils.load")
+            _parameter.register_loaded(entries, "nnabla.utils.load")
     return proto, states
