@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from nnabla.array_family import ArrayFamily
 
+from ._namespace import DeviceNamespace
+
 FAMILY_NAME = "cuda"
 
 
@@ -19,11 +21,12 @@ def _emulated_owner(a):
 def make_family(runtime):
     """The :class:`~nnabla.array_family.ArrayFamily` of ``runtime``'s arrays.
 
-    Host transfers go through ``cupy.asnumpy`` and ``cupy.array`` (copies); everything
-    else is the default call on ``cupy`` or on the array (``cupy.zeros``, ``a.astype``).
+    Kernels get ``xp``, a :class:`~._namespace.DeviceNamespace` over ``cupy``. Host
+    transfers go through ``cupy.asnumpy`` and ``cupy.array`` (copies);
+    everything else is the default call on ``cupy`` or on the array (``cupy.zeros``, ``a.astype``).
     """
     cp = runtime.cupy
     return ArrayFamily(
-        FAMILY_NAME, array_type=cp.ndarray, xp=cp,
+        FAMILY_NAME, array_type=cp.ndarray, xp=DeviceNamespace(cp),
         to_numpy=cp.asnumpy, from_numpy=cp.array,
         owner=_emulated_owner if runtime.emulated else _cupy_owner)

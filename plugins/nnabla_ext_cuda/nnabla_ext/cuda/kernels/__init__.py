@@ -1,16 +1,18 @@
-"""The CUDA kernel table: the CPU plugin's generic ``xp`` kernels, run on CuPy, with CUDA
-kernels where the generic code is not device-clean or is slow on a GPU.
+"""The CUDA kernel table: the CPU plugin's generic ``xp`` kernels, run on CuPy, with device
+kernels where the generic code is not device-clean.
 
 ``CUDA_KERNELS = {**GENERIC, **OVERRIDES}``: :data:`nnabla_ext.cpu.kernels.GENERIC` is
-written against ``self.xp`` (numpy's API), which the engine sets to ``cupy``; the entries of
-:data:`OVERRIDES` (this package's modules) replace those that call host-only numpy or
-APIs CuPy lacks. Every raw CUDA source is listed in :mod:`.sources` and compiled device-less
-by ``python -m nnabla_ext.cuda.check``.
+written against ``self.xp`` (numpy's API), which the engine sets to the CUDA namespace
+(CuPy, :mod:`nnabla_ext.cuda._namespace`). :data:`OVERRIDES` replaces the entries that are
+not device-clean: raw CUDA kernels (:mod:`.raw`; every source is compiled device-less by
+``python -m nnabla_ext.cuda.check``), composite kernels rebuilt from this table
+(:mod:`.composite`), and the host-staged ones (:mod:`.host_staged`).
 """
 from __future__ import annotations
 
 from nnabla_ext.cpu.kernels import GENERIC
 
-OVERRIDES = {}
+from . import composite, host_staged, raw
 
+OVERRIDES = {**host_staged.KERNELS, **composite.KERNELS, **raw.KERNELS}
 CUDA_KERNELS = {**GENERIC, **OVERRIDES}
