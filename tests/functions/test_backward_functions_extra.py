@@ -105,5 +105,6 @@ def test_batch_cholesky_second_order_matches_central_differences(upper):
             objective.forward()
             values.append(float(objective.d))
         v.d = base
+        # float32 graph, step 1e-3: the observed error is <= 1e-4.
         np.testing.assert_allclose((s.d * e).sum(), (values[0] - values[1]) / 2e-3,
-                                   rtol=2e-2, atol=2e-2)
+                                   rtol=2e-3, atol=2e-3)

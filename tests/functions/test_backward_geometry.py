@@ -43,6 +43,8 @@ def _check_second_order(func, arrays, eps=1e-3):
                 numeric[j] += sign * float(objective.d) / (2 * eps)
         v.d = base
         analytic = np.zeros(base.size) if s is None else s.d.reshape(-1)
+        # The objective is evaluated in float32 with step 1e-3: its rounding (~1e-7 of
+        # |objective|) divided by the step reaches 6e-3 of a gradient element here.
         np.testing.assert_allclose(analytic, numeric, atol=2e-2, rtol=2e-2)
 
 

@@ -77,10 +77,13 @@ def test_backward_matches_float64_kernel_and_accumulates_on_leaves(case):
     for i, v in enumerate(leaves):
         if v is None or not v.need_grad or (case.grad_inputs and i not in case.grad_inputs):
             continue
-        if expected[i] is None:
+        if expected[i] is None:          # the kernel gives no gradient: nothing is added
+            np.testing.assert_array_equal(v.g, 0.5, err_msg=f"{case}: grad of input {i}")
             continue
-        np.testing.assert_allclose(v.g, expected[i] + 0.5, atol=case.grad_atol * 5,
-                                   rtol=case.grad_rtol, err_msg=f"{case}: grad of input {i}")
+        # Consistency (the same kernel in float32 and float64), not the correctness check:
+        # that is test_kernels.py's central differences.
+        np.testing.assert_allclose(v.g, expected[i] + 0.5, atol=1e-4, rtol=1e-4,
+                                   err_msg=f"{case}: grad of input {i}")
 
 
 def _assert_half_close(case, half, full, what):

@@ -84,9 +84,9 @@ class Case:
         grad_inputs: positions of inputs to check the gradient of (default: all
             float inputs).
         atol, rtol: forward tolerances in float32.
-        grad_atol, grad_rtol: float32 tolerances of gradients compared with another
-            implementation's (the engine against the float64 kernel, a backend against the
-            CPU backend): consistency checks, not the correctness check.
+        grad_atol, grad_rtol: float32 tolerances of a backend's gradients against the CPU
+            backend's in :mod:`nnabla.testing.backend_kit`: a consistency check, not the
+            correctness check (the CPU's own engine-vs-kernel checks use 1e-4).
         fd_atol, fd_rtol: tolerances of the correctness check of backward: the kernel's
             float64 gradient against float64 central differences of its forward
             (``|analytic - numeric| <= fd_atol + fd_rtol |numeric|`` per element). Central
