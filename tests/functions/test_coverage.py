@@ -1,8 +1,11 @@
 """Every spec entry has a test case and a CPU kernel; the native kernels are built and in the
-CPU table; every nnabla 1.39 function exists."""
+CPU table; every first-party module imports; every nnabla 1.39 function exists."""
 import importlib
 import importlib.machinery
+import json
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -13,8 +16,9 @@ from nnabla_ext.cpu.kernels import CPU_KERNELS
 
 # The C++ overrides in nnabla_ext.cpu.kernels.native: without the compiled module the CPU table
 # silently keeps the generic numpy kernels, so a failed build must fail a test.
-NATIVE_OVERRIDES = ("TopKData", "Convolution", "Deconvolution", "DepthwiseConvolution",
-                    "DepthwiseDeconvolution", "MaxPooling", "AveragePooling", "SumPooling")
+NATIVE_OVERRIDES = ("TopKData", "SoftmaxCrossEntropy", "Convolution", "Deconvolution",
+                    "DepthwiseConvolution", "DepthwiseDeconvolution", "MaxPooling",
+                    "AveragePooling", "SumPooling")
 NAMES = pathlib.Path(__file__).resolve().parents[1] / "data" / "nnabla_1.39_function_names.txt"
 
 
@@ -43,3 +47,39 @@ def test_every_nnabla_function_name_exists():
              if line.strip() and not line.startswith("#")]
     assert len(names) == 230
     assert [n for n in names if not hasattr(F, n)] == []
+
+
+# Modules that wrap an optional third-party package (as in nnabla): importing them without it
+# raises ModuleNotFoundError naming that package, never one of ours.
+OPTIONAL = {"nnabla.utils.image_utils.backend_events.cv2_backend": "cv2",
+            "nnabla.utils.image_utils.backend_events.pypng_backend": "png"}
+IMPORT_ALL = """
+import importlib, json, pkgutil, sys, warnings
+warnings.simplefilter("ignore")
+import nnabla, nnabla_ext.cpu
+failures, count = {}, 0
+for package in (nnabla, nnabla_ext.cpu):
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if info.name.rsplit(".", 1)[-1] == "__main__":
+            continue
+        count += 1
+        try:
+            importlib.import_module(info.name)
+        except ModuleNotFoundError as error:
+            failures[info.name] = ["ModuleNotFoundError", error.name]
+        except BaseException as error:
+            failures[info.name] = [type(error).__name__, str(error)]
+print(json.dumps({"count": count, "failures": failures}))
+"""
+
+
+def test_every_first_party_module_imports():
+    # A module that fails to import must fail the suite, not hide behind a fallback or skip.
+    out = subprocess.run([sys.executable, "-c", IMPORT_ALL], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["count"] > 200
+    failures = result["failures"]
+    unexpected = {name: why for name, why in failures.items()
+                  if OPTIONAL.get(name) != why[1] or why[0] != "ModuleNotFoundError"}
+    assert unexpected == {}
