@@ -12,8 +12,12 @@ import os
 DEFAULTS = {
     "LOG": {"log_console_level": "INFO", "log_file_level": "INFO", "log_file_name": ""},
     "MISC": {"misc_show_progress": "True"},
-    "DATA_ITERATOR": {"data_source_file_cache_size": "100",
-                      "data_source_buffer_max_size": "10000000"},
+    "DATA_ITERATOR": {"cache_file_format": ".npy",
+                      "data_source_file_cache_num_of_threads": "10",
+                      "cache_file_cache_num_of_threads": "4",
+                      "data_source_file_cache_size": "100",
+                      "data_source_file_cache_location": "",
+                      "data_source_buffer_max_size": "1073741824"},
     "CHECKPOINT": {"optimizer_interval": "5"},
 }
 
