@@ -37,10 +37,14 @@ static __nnabla_dim3 threadIdx, blockIdx, blockDim, gridDim;
 template <class T> static inline T atomicAdd(T* p, T v) { T old = *p; *p += v; return old; }
 template <class T> static inline T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; }
 template <class T> static inline T atomicMin(T* p, T v) { T old = *p; if (v < old) *p = v; return old; }
-static inline float __expf(float x) { return std::exp(x); }
-static inline float __logf(float x) { return std::log(x); }
-static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
-static inline float __fdividef(float a, float b) { return a / b; }
+#define __expf expf
+#define __logf logf
+#define __fdividef(a, b) ((a) / (b))
+static inline float __nnabla_rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+#define rsqrtf __nnabla_rsqrtf
+#include <cstring>
+static inline float __int_as_float(unsigned int i) { float f; std::memcpy(&f, &i, 4); return f; }
+static inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
 using std::min; using std::max;
 """
 _UNSUPPORTED = re.compile(r"__syncthreads|__shared__|__shfl|__ballot|__syncwarp|cooperative_groups")
@@ -67,15 +71,19 @@ def kernel_signatures(source):
 
 
 def _launcher(name, params):
-    decl = ", ".join(f"{t} {n}" for t, n in params)
+    # loop variables and sizes carry a prefix no kernel parameter uses
+    decl = "".join(f", {t} {n}" for t, n in params)
     names = ", ".join(n for _, n in params)
-    return (f'extern "C" void __launch_{name}(unsigned gx, unsigned gy, unsigned gz, '
-            f"unsigned bx, unsigned by, unsigned bz{', ' if decl else ''}{decl}) {{\n"
-            "  gridDim = {gx, gy, gz}; blockDim = {bx, by, bz};\n"
-            "  for (unsigned z = 0; z < gz; ++z) for (unsigned y = 0; y < gy; ++y)\n"
-            "  for (unsigned x = 0; x < gx; ++x) for (unsigned k = 0; k < bz; ++k)\n"
-            "  for (unsigned j = 0; j < by; ++j) for (unsigned i = 0; i < bx; ++i) {\n"
-            "    blockIdx = {x, y, z}; threadIdx = {i, j, k};\n"
+    return (f'extern "C" void __launch_{name}(unsigned __gx, unsigned __gy, unsigned __gz, '
+            f"unsigned __bx, unsigned __by, unsigned __bz{decl}) {{\n"
+            "  gridDim = {__gx, __gy, __gz}; blockDim = {__bx, __by, __bz};\n"
+            "  for (unsigned __z = 0; __z < __gz; ++__z)\n"
+            "  for (unsigned __y = 0; __y < __gy; ++__y)\n"
+            "  for (unsigned __x = 0; __x < __gx; ++__x)\n"
+            "  for (unsigned __k = 0; __k < __bz; ++__k)\n"
+            "  for (unsigned __j = 0; __j < __by; ++__j)\n"
+            "  for (unsigned __i = 0; __i < __bx; ++__i) {\n"
+            "    blockIdx = {__x, __y, __z}; threadIdx = {__i, __j, __k};\n"
             f"    {name}({names});\n  }}\n}}\n")
 
 
@@ -157,13 +165,31 @@ class RawKernel:
         function(*grid, *block, *values)
 
 
+# The numpy type each C type of a kernel parameter takes: CuPy passes a numpy scalar as its
+# own C type and an array as a pointer, so a mismatch (a Python int for an ``int``, a
+# float64 array for a ``float*``) reads garbage on a GPU. The emulation refuses it.
+C_TYPES = {"float": np.float32, "double": np.float64, "int": np.int32,
+           "unsigned int": np.uint32, "long long": np.int64, "long long int": np.int64,
+           "int64_t": np.int64, "unsigned long long": np.uint64, "size_t": np.uint64,
+           "bool": np.bool_, "__half": np.float16}
+
+
+def _base_type(type_name):
+    return " ".join(w for w in type_name.replace("*", " ").split()
+                    if w not in ("const", "__restrict__", "__restrict"))
+
+
 def _argument(kernel, value, type_name):
     from .emulation import ndarray
+    wanted = C_TYPES.get(_base_type(type_name))
     if isinstance(value, ndarray):
         if "*" not in type_name:
             raise TypeError(f"raw kernel {kernel}: an array given for parameter of type "
                             f"{type_name!r}")
         a = value._a
+        if wanted is not None and a.dtype != wanted:
+            raise TypeError(f"raw kernel {kernel}: a {a.dtype} array given for parameter "
+                            f"{type_name!r} (needs {np.dtype(wanted)})")
         if not a.flags.c_contiguous:
             raise ValueError(f"raw kernel {kernel}: a non-contiguous array given; pass "
                              "cupy.ascontiguousarray(a)")
@@ -174,7 +200,11 @@ def _argument(kernel, value, type_name):
     if "*" in type_name:
         raise TypeError(f"raw kernel {kernel}: {type(value).__name__} given for pointer "
                         f"parameter {type_name!r}")
-    return value.item() if isinstance(value, np.generic) else value
+    if not isinstance(value, np.generic) or value.dtype != wanted:
+        raise TypeError(f"raw kernel {kernel}: {type(value).__name__} {value!r} given for "
+                        f"parameter {type_name!r}; pass numpy.{np.dtype(wanted).name}(...) "
+                        "(CuPy passes a Python int as long long and a float as double)")
+    return value.item()
 
 
 class RawModule:
