@@ -34,7 +34,7 @@ def main():
     lines = ['"""The public API surface of CuPy, recorded by tools/record_cupy_api.py '
              '(do not edit)."""', ""]
     for key, value in data.items():
-        lines.append(f"{key} = {pprint.pformat(value, width=99, compact=True)}")
+        lines.append(f"{key} = {pprint.pformat(value, width=88, compact=True)}")
     tmp = OUT + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -35,16 +35,20 @@ static __nnabla_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __forceinline__ inline
 #define __restrict__ __restrict
 template <class T> static inline T atomicAdd(T* p, T v) { T old = *p; *p += v; return old; }
-template <class T> static inline T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; }
-template <class T> static inline T atomicMin(T* p, T v) { T old = *p; if (v < old) *p = v; return old; }
+template <class T> static inline T atomicMax(T* p, T v) {
+  T old = *p; if (v > old) *p = v; return old; }
+template <class T> static inline T atomicMin(T* p, T v) {
+  T old = *p; if (v < old) *p = v; return old; }
 #define __expf expf
 #define __logf logf
 #define __fdividef(a, b) ((a) / (b))
 static inline float __nnabla_rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 #define rsqrtf __nnabla_rsqrtf
 #include <cstring>
-static inline float __int_as_float(unsigned int i) { float f; std::memcpy(&f, &i, 4); return f; }
-static inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
+static inline float __int_as_float(unsigned int i) {
+  float f; std::memcpy(&f, &i, 4); return f; }
+static inline int __float_as_int(float f) {
+  int i; std::memcpy(&i, &f, 4); return i; }
 using std::min; using std::max;
 """
 _UNSUPPORTED = re.compile(r"__syncthreads|__shared__|__shfl|__ballot|__syncwarp|cooperative_groups")

@@ -25,10 +25,10 @@ Example:
     >>> float((a * 2).sum())
     6.0
     >>> import numpy as np
-    >>> np.asarray(a)
+    >>> np.asarray(a)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy array explicitly.
+    TypeError: Implicit conversion to a NumPy array is not allowed. ...
 """
 from __future__ import annotations
 
