@@ -1,4 +1,4 @@
-"""Project sessions: tests, lint, bench, demo.
+"""Project sessions: tests, lint, bench, demo, mutants.
 
 Each session installs the core, the CPU plugin (its C++ extension is built by
 scikit-build-core + CMake + pybind11) and, for tests, the toy third-party
@@ -30,6 +30,13 @@ def tests(session):
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 os.path.join(ROOT, "tests"), *session.posargs)
     session.run("python", os.path.join(ROOT, "tools", "core_size.py"))
+
+
+@nox.session
+def mutants(session):
+    """Hand-written semantic mutants (tools/mutants.py) against their targeted tests; on demand."""
+    _install(session, TOY, *TEST_DEPS)
+    session.run("python", os.path.join(ROOT, "tools", "mutants.py"), *session.posargs)
 
 
 @nox.session
