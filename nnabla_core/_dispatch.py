@@ -27,6 +27,9 @@ from .plugins.resolve import resolve
 _memo = cache()
 _MEMO_LIMIT = 50000
 
+# Records a call whose inputs include an nn.graph_def ProtoVariable (set by nnabla.core).
+proto_recorder = None
+
 
 def _setup(spec, in_shapes, kw, ctx, n_outputs):
     """(args, output shapes, binding, dtype plan, shared kernel or None, imperative runner or
@@ -68,6 +71,8 @@ def _shapes(spec, inputs):
             imperative = True       # nnabla: one NdArray input makes the call imperative
         elif x is None:
             a = None
+        elif getattr(x, "_is_proto_variable", False):
+            return None, None, False        # nn.graph_def records the call (see call())
         else:
             name = spec.inputs[min(i, len(spec.inputs) - 1)].name
             raise TypeError(f"{spec.api_name}: input '{name}' is of type {type(x).__name__}; "
@@ -80,6 +85,8 @@ def _shapes(spec, inputs):
 def call(spec, inputs, kw, n_outputs=-1, outputs=None):
     """Run or build ``spec`` on ``inputs`` (a tuple) with arguments ``kw`` (a dict)."""
     in_shapes, arrays, imperative = _shapes(spec, inputs)
+    if arrays is None:
+        return proto_recorder(spec, inputs, kw, n_outputs)
     stack = STATE.context_stack
     ctx = stack[-1] if stack else STATE.default_context
     args, out_shapes, binding, plan, kernel, runner = _setup(spec, in_shapes, kw, ctx, n_outputs)
