@@ -28,6 +28,10 @@ from ._array_preference import (array_classes, prefer_cached_array,  # noqa: E40
                                 reset_array_preference)
 from ._grad import grad  # noqa: E402,F401
 from . import _operators  # noqa: E402
+from .core import graph_def  # noqa: E402,F401
+from .core.graph_def import ProtoVariable  # noqa: E402,F401
+from .core.module import Module  # noqa: E402,F401
+from .core.sequential import Sequential  # noqa: E402,F401
 
 _operators.install_all()      # the methods of NdArray and Variable that run functions
 
