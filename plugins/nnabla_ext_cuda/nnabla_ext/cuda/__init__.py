@@ -21,7 +21,7 @@ __all__ = ["context", "available", "get_device_count", "get_devices", "device_sy
            "synchronize", "clear_memory_cache", "array_classes", "prefer_cached_array",
            "prefer_cuda_cached_array", "prefer_unified_array", "prefer_cpu_pinned_array",
            "reset_array_preference", "CudaUnavailableError", "emulation_requested",
-           "memory_cache_stats"]
+           "memory_cache_stats", "runtime"]
 
 DEFAULT_ARRAY_CLASSES = ("CudaCachedArray", "CudaArray", "CudaCachedUnifiedArray",
                          "CudaCachedHostArray")
@@ -39,8 +39,18 @@ def available():
 
 
 def _runtime():
-    from ._device import runtime
-    return runtime()
+    from ._device import runtime as chosen
+    return chosen()
+
+
+def runtime():
+    """The device layer in use: ``.cupy`` (CuPy, or the emulation's namespace),
+    ``.emulated`` and ``.device_count``; chosen at the first call.
+
+    Raises:
+        CudaUnavailableError: neither a usable device nor ``NNABLA_CUDA_EMULATE=1``.
+    """
+    return _runtime()
 
 
 def check_device(device_id, api="nnabla_ext.cuda.context"):
