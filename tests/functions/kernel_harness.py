@@ -12,9 +12,11 @@ from nnabla._spec import SPECS
 from nnabla._spec.binding import bind_args, infer
 
 
-def kernel_class(name):
-    from nnabla_ext.cpu.kernels import CPU_KERNELS
-    return CPU_KERNELS[name]
+def kernel_class(name, table=None):
+    """The kernel class of ``name`` in ``table`` (default: the CPU plugin's table)."""
+    if table is None:
+        from nnabla_ext.cpu.kernels import CPU_KERNELS as table
+    return table[name]
 
 
 def flat_inputs(case, arrays):
@@ -24,22 +26,22 @@ def flat_inputs(case, arrays):
     return list(arrays)
 
 
-def make_kernel(case, arrays, dtype=np.float64):
+def make_kernel(case, arrays, dtype=np.float64, table=None):
     spec = SPECS[case.name]
     xs = flat_inputs(case, arrays)
     args = bind_args(spec, case.args)
     in_shapes = [None if x is None else tuple(x.shape) for x in xs]
     args, out_shapes = infer(spec, in_shapes, args)
-    kernel = kernel_class(case.name)(spec, args, in_shapes, out_shapes)
+    kernel = kernel_class(case.name, table)(spec, args, in_shapes, out_shapes)
     # Copies: kernels update some inputs in place (running statistics, counts).
     xs = [None if x is None else (x.copy() if x.dtype.kind in "iu" else x.astype(dtype))
           for x in xs]
     return kernel, xs, out_shapes
 
 
-def check_forward(case):
+def check_forward(case, table=None):
     arrays = case.make_inputs()
-    kernel, xs, out_shapes = make_kernel(case, arrays, np.float32)
+    kernel, xs, out_shapes = make_kernel(case, arrays, np.float32, table)
     ys = kernel.forward(xs)
     if not SPECS[case.name].dynamic_shape:   # data-sized outputs: shapes come from the kernel
         assert [tuple(y.shape) for y in ys] == [tuple(s) for s in out_shapes]
@@ -54,9 +56,9 @@ def check_forward(case):
     return ys
 
 
-def check_backward(case, eps=1e-4):
+def check_backward(case, eps=1e-4, table=None):
     arrays = case.make_inputs()
-    kernel, xs, _ = make_kernel(case, arrays, np.float64)
+    kernel, xs, _ = make_kernel(case, arrays, np.float64, table)
     ys = kernel.forward(xs)
     rng = np.random.RandomState(0)
     dys = [rng.randn(*y.shape) for y in ys]
@@ -72,7 +74,7 @@ def check_backward(case, eps=1e-4):
     grads = kernel.backward(seen_xs, seen_ys, dys, pd)
 
     def objective():
-        k2, _, _ = make_kernel(case, arrays, np.float64)
+        k2, _, _ = make_kernel(case, arrays, np.float64, table)
         out = k2.forward(xs)
         return sum(float((np.asarray(y, np.float64) * d).sum()) for y, d in zip(out, dys))
 
