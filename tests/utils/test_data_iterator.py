@@ -32,13 +32,13 @@ def test_batches_are_stacked_examples_with_their_dtype():
 
 
 def test_properties_describe_the_iterator():
-    it = data_iterator_simple(load_index, 10, 4)
+    it = data_iterator_simple(load_index, 10, 4, use_thread=False)
     assert (it.size, it.batch_size, it.variables, it.position, it.epoch) == (
         10, 4, ["x0", "x1"], 0, 0)
 
 
 def test_unshuffled_batches_wrap_around_and_count_epochs():
-    it = data_iterator_simple(load_index, 10, 4)
+    it = data_iterator_simple(load_index, 10, 4, use_thread=False)
     seen = [(it.next()[1].ravel().tolist(), it.position, it.epoch) for _ in range(5)]
     assert seen == [([0, 1, 2, 3], 4, 0), ([4, 5, 6, 7], 8, 0), ([8, 9, 0, 1], 2, 1),
                     ([2, 3, 4, 5], 6, 1), ([6, 7, 8, 9], 0, 2)]
@@ -93,14 +93,14 @@ def test_batch_larger_than_the_data_wraps_several_times():
     assert it.epoch == 3
 
 
-def test_stop_exhausted_raises_and_stays_exhausted_until_reset():
-    it = data_iterator_simple(load_index, 10, 4, stop_exhausted=True)
+@pytest.mark.parametrize("use_thread", [False, True])
+def test_stop_exhausted_raises_and_stays_exhausted(use_thread):
+    it = data_iterator_simple(load_index, 10, 4, stop_exhausted=True, use_thread=use_thread)
     assert [b[1].ravel().tolist() for b in it] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert (it.epoch, it.position) == (0, 8)
     with pytest.raises(StopIteration):
         it.next()
-    it.reset()
-    assert labels_of(it, 1) == [[0, 1, 2, 3]]
+    it.close()
 
 
 def test_stop_exhausted_with_exact_fit_yields_every_batch():
@@ -108,12 +108,24 @@ def test_stop_exhausted_with_exact_fit_yields_every_batch():
     assert len(list(it)) == 2 and (it.epoch, it.position) == (0, 10)
 
 
-def test_reset_rewinds_position_and_epoch():
-    it = data_iterator_simple(load_index, 10, 4)
-    labels_of(it, 3)
-    it.reset()
-    assert (it.position, it.epoch) == (0, 0)
-    assert labels_of(it, 1) == [[0, 1, 2, 3]]
+def test_threaded_iterator_gives_the_same_batches_and_reads_one_batch_ahead():
+    threaded = data_iterator_simple(load_index, 10, 4, shuffle=True)
+    plain = data_iterator_simple(load_index, 10, 4, shuffle=True, use_thread=False)
+    assert labels_of(threaded, 6) == labels_of(plain, 6)
+    threaded.close()
+    assert (threaded.epoch, threaded.position) == (2, 8)   # batch 7 was read ahead
+
+
+@pytest.mark.parametrize("use_thread", [False, True])
+def test_load_errors_reach_the_caller_of_next(use_thread):
+    def broken(i):
+        if i == 5:
+            raise OSError("disk on fire")
+        return load_index(i)
+    it = data_iterator_simple(broken, 10, 4, use_thread=use_thread)
+    it.next()
+    with pytest.raises(OSError, match="disk on fire"):
+        it.next()
 
 
 @pytest.mark.parametrize("size, pos, drop_last, expected", [
@@ -132,10 +144,11 @@ def test_slice_by_range_keeps_batch_size_and_wraps_inside_the_slice():
     assert labels_of(part, 3) == [[2, 3, 4], [5, 6, 7], [2, 3, 4]]
 
 
-def test_shuffled_slice_stays_inside_its_range():
+def test_shuffled_slice_takes_its_range_of_the_shuffled_order():
     part = data_iterator_simple(load_index, 10, 3, shuffle=True).slice(
         rng=np.random.RandomState(1), slice_start=2, slice_end=8)
-    assert sorted(flat_labels_of(part, 2)) == [2, 3, 4, 5, 6, 7]
+    expected = np.random.RandomState(313).permutation(10)[2:8]
+    assert flat_labels_of(part, 2) == expected.tolist()
 
 
 @pytest.mark.parametrize("kwargs", [
@@ -156,10 +169,14 @@ def test_load_func_must_return_a_tuple():
         data_iterator_simple(lambda i: i, 5, 2).next()
 
 
-def test_cache_arguments_are_accepted_and_ignored(tmp_path):
+def test_file_cache_in_a_given_directory_is_kept(tmp_path):
     it = data_iterator_simple(load_index, 10, 4, with_memory_cache=True, with_file_cache=True,
                               cache_dir=str(tmp_path), use_thread=False)
-    assert labels_of(it, 1) == [[0, 1, 2, 3]] and list(tmp_path.iterdir()) == []
+    assert labels_of(it, 1) == [[0, 1, 2, 3]]
+    it.close()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    # a SimpleDataSource has no order of its own, so there is no order.csv (as in nnabla)
+    assert names == ["cache_00000000_00000009.npy", "cache_index.csv", "cache_info.csv"]
 
 
 def test_data_iterator_wraps_a_data_source_and_works_as_context_manager():
