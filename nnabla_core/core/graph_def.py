@@ -247,3 +247,20 @@ def create_graph_from_variable(name, variables, names=None, parameter_scope=None
         for pv in network.variables.values():
             pv.variable_instance = None
     return g
+
+
+def _from_loaded(proto, networks, parameter_scope, batch_size=None):
+    """The proto graph of a file ``nnabla.utils.load`` read (``info.proto_graph``), its
+    variables' ``variable_instance`` being those of the networks it built (``networks``:
+    name -> network with ``variables``/``parameters`` of built variables)."""
+    g = ProtoGraph.from_proto(proto, batch_size=batch_size, param_scope=parameter_scope)
+    for name, network in g.networks.items():
+        built = networks.get(name)
+        if built is None:
+            continue
+        for table, source in ((network.variables, built.variables),
+                              (network.parameters, built.parameters)):
+            for key, pv in table.items():
+                if key in source:
+                    pv.variable_instance = source[key].variable_instance
+    return g
