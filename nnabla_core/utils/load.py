@@ -326,6 +326,8 @@ def load(filenames, prepare_data_iterator=True, batch_size=None, exclude_paramet
         network.build(batch_size=batch_size, rng=rng, allow_missing=exclude_parameter,
                       scope=info.parameter_scope)
         info.networks[message.name] = network
+    from ..core.graph_def import _from_loaded
+    info.proto_graph = _from_loaded(proto, info.networks, info.parameter_scope, batch_size)
     info.optimizers = OrderedDict((o.name, _create_optimizer(o)) for o in proto.optimizer)
     info.monitors = OrderedDict((m.name, types.SimpleNamespace(proto=m, name=m.name,
                                                                network=None))
