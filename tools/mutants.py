@@ -58,6 +58,9 @@ def function_tests(name):
 
 
 SOLVER_TESTS = ("tests/solvers",)
+BN_TESTS = ("tests/functions/test_recorded_nnabla_values.py", "tests/functions/test_kernels.py",
+            "tests/functions/test_functions.py", "-k",
+            "atch_normalization or BatchNormalization")
 ENGINE_TESTS = ("tests/core/test_graph.py", "tests/core/test_function_calls.py",
                 "tests/functions/test_functions.py", "-k", "not half")
 GELU_ERF = """    import math
@@ -121,18 +124,18 @@ MUTANTS = [
            "the native convolution gets the pads in reverse order"),
     Mutant("bn-running-variance-biased", KERNELS + "normalization.py",
            "rv += (1 - d) * var * (n / max(n - 1, 1))", "rv += (1 - d) * var",
-           function_tests("atch"), "running variance without the n / (n - 1) correction"),
+           BN_TESTS, "running variance without the n / (n - 1) correction"),
     Mutant("bn-running-variance-eps", KERNELS + "normalization.py",
            "rv += (1 - d) * var * (n / max(n - 1, 1))",
            "rv += (1 - d) * (var * (n / max(n - 1, 1)) + self.eps)",
-           function_tests("atch"), "eps added to the running variance"),
+           BN_TESTS, "eps added to the running variance"),
     Mutant("bn-decay-swapped", KERNELS + "normalization.py",
            "            rm *= d\n            rm += (1 - d) * mean",
            "            rm *= 1 - d\n            rm += d * mean",
-           function_tests("atch"), "running mean weights swapped"),
+           BN_TESTS, "running mean weights swapped"),
     Mutant("bn-default-decay", "nnabla_core/_spec/normalization.py",
            'Arg("decay_rate", "float", 0.9), EPS,', 'Arg("decay_rate", "float", 0.99), EPS,',
-           function_tests("atch"), "the spec's default decay_rate 0.99"),
+           BN_TESTS, "the spec's default decay_rate 0.99"),
     # --------------------------------------------------------------- solvers
     Mutant("sgdw-lr-ratio", SOLVERS, 'decay = (lr / hp["init_lr"]) * hp["weight_decay_rate"]',
            'decay = hp["weight_decay_rate"]', SOLVER_TESTS,
