@@ -27,12 +27,3 @@ def cuda_emulation():
     else:
         os.environ["NNABLA_CUDA_EMULATE"] = old
 
-
-def device_reason():
-    """``None`` when real CuPy sees a CUDA device, else why not (for skips)."""
-    from nnabla_ext.cuda import _device
-    try:
-        _device._probe_cupy()
-    except _device.CudaUnavailableError as e:
-        return f"no CUDA device: {e}"
-    return None

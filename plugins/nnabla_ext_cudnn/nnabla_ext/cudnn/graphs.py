@@ -53,7 +53,7 @@ class ConvDescriptor:
             strides = [c * math.prod(size), 1] + [
                 c * math.prod(size[i + 1:]) for i in range(len(size))]
         else:
-            strides = [c * math.prod(size)] + [math.prod(size[i:]) for i in range(len(size))]
+            strides = [c * math.prod(size)] + [math.prod(size[i:]) for i in range(len(size))] + [1]
         return dims, strides
 
     def x_layout(self):
