@@ -215,16 +215,19 @@ def accumulate_from(grad, src, add):
 
 
 def _aliases(fam, g, arrays):
-    """Whether ``g`` shares memory with any of ``arrays`` (by owner; never element-wise)."""
-    owner = None
-    for a in arrays:
-        if a is g:
-            return True
-        if a is not None:
-            if owner is None:
-                owner = fam.owner(g)
-            if fam.owner(a) is owner:
+    """Whether ``g`` shares memory with any of ``arrays`` (by owner; never element-wise).
+
+    ``arrays`` existed before the kernel made ``g``, so when ``g`` owns its memory it can
+    share it with one of them only by being it."""
+    owner = fam.owner(g)
+    if owner is g:
+        for a in arrays:
+            if a is g:
                 return True
+        return False
+    for a in arrays:
+        if a is not None and (a is g or fam.owner(a) is owner):
+            return True
     return False
 
 

@@ -363,25 +363,30 @@ def _backward_runner(f, pd):
     """
     spec, fam, kernel = f.spec, f.family, f.kernel
     n_in, n_out = len(f.in_nodes), len(f.out_refs)
-    reads = [(i, f.in_nodes[i], f.in_dtypes[i]) for i in spec.needed_inputs(n_in)
-             if f.in_nodes[i] is not None]
+    # (position, node, dtype or None for the stored one, head key when the dtype is fixed)
+    reads = [(i, f.in_nodes[i], f.in_dtypes[i],
+              None if f.in_dtypes[i] is None else (fam, f.in_dtypes[i]))
+             for i in spec.needed_inputs(n_in) if f.in_nodes[i] is not None]
     out_reads = [(o, f.out_refs[o]) for o in spec.needed_outputs(n_out)]
     outs = list(zip(f.out_refs, kernel.out_shapes))
     targets = [(i, f.in_nodes[i]) for i in range(n_in) if pd[i] and f.in_nodes[i] is not None]
     half, grad_dtype, keeps = f.grad_dtype is _execute.F16, f.grad_dtype, kernel.keeps_input_grads
     backward, accumulate = kernel.backward, _execute.accumulate
+    f32_key = (fam, F32)
 
     def run(state):
         xs = [None] * n_in
-        for i, node, dtype in reads:
-            xs[i] = _read_data(f, node, f"input {i}", dtype)
+        for i, node, dtype, key in reads:
+            head = None if key is None else node.data.heads.get(key)
+            xs[i] = head if head is not None else _read_data(f, node, f"input {i}", dtype)
         if half:
             xs = _execute.through_half(fam, xs)
         ys = [None] * n_out
         for o, ref in out_reads:
             node = ref()
             if node is not None:
-                ys[o] = _read_data(f, node, f"output {o}")
+                head = node.data.heads.get(f32_key)
+                ys[o] = head if head is not None else _read_data(f, node, f"output {o}")
         root, written = state.root, state.written
         dys = []
         for ref, shape in outs:

@@ -45,7 +45,10 @@ class Sum(_Reduce):
 
 class Mean(_Reduce):
     def forward(self, xs):
-        return (self.xp.asarray(xs[0].mean(axis=self.axes, keepdims=self.keep_dims)),)
+        # sum / count is what ndarray.mean computes, without its Python-level wrapper
+        # (5x slower on a small array)
+        total = xs[0].sum(axis=self.axes, keepdims=self.keep_dims)
+        return (self.xp.asarray(total / self.count if self.count else total * self.xp.nan),)
 
     def backward(self, xs, ys, dys, pd):
         g = self.xp.asarray(dys[0])
