@@ -26,9 +26,18 @@ _SAVE_EXTENSIONS = (".nnp", ".nntxt", ".prototxt", ".protobuf")
 
 
 def create_initializer(v, rng):
-    """The initializer an ``nnabla_pb2.Variable`` message describes, or None."""
+    """The initializer a variable's ``initializer`` (``type``, ``multiplier``) describes, or
+    None; ``v`` is an ``nnabla_pb2.Variable`` message or any object with those fields."""
+    from ..utils import nnabla_pb2
     from ..utils._nnp_network import _initializer
-    return _initializer(v, rng)
+
+    init = getattr(v, "initializer", None)
+    if init is None or not getattr(init, "type", ""):
+        return None
+    message = nnabla_pb2.Variable()
+    message.initializer.type = init.type
+    message.initializer.multiplier = float(getattr(init, "multiplier", 0.0))
+    return _initializer(message, rng)
 
 
 class ProtoExecutor:
@@ -546,8 +555,11 @@ class FlatModule:
 
     @staticmethod
     def get_parameters(recursive=True, grad_only=False, memo=None):
-        """The parameters of the current scope (a flat network names them by scope path)."""
-        return _parameter.get_parameters(grad_only=grad_only)
+        """The parameters of the current scope that need a gradient, whatever
+        ``grad_only`` says: nnabla 1.39 names a flat network's parameters from this list, so
+        the others (batch-norm ``mean``/``var``) get ``<function>_<input index>`` names in
+        its files, and in ours."""
+        return _parameter.get_parameters()
 
     def get_path_name(self):
         """Prefix of the names recorded in this module (none for the default ``model``)."""
@@ -621,7 +633,7 @@ class ProtoGraphBuilder:
         name = unique_name(self.names, name)
         if params is None:
             params = {id(v._node.data): k
-                      for k, v in self.get_module().get_parameters(grad_only=False).items()}
+                      for k, v in self.get_module().get_parameters().items()}
         self.get_current().commit(name, self.networks, params)
         self.dirty_flag = False
         self.current = None

@@ -318,9 +318,6 @@ class ProtoFunction:
             args["shape"] = (batch_size,) + tuple(shape[1:])
         placed = place_inputs(spec, args, present,
                               where=f"nn.graph_def: function {self.name!r}: ")
-        if not spec.variadic_input:
-            while placed and placed[-1] is None:
-                placed.pop()
         result = _dispatch.call(spec, tuple(placed), args, len(self.outputs))
         result = result if isinstance(result, tuple) else (result,)
         for name, value in zip(self.outputs, result):
