@@ -15,7 +15,7 @@ Example:
     ...     x = nn.ProtoVariable((2, 3), name="x")
     ...     y = F.relu(PF.affine(x, 4, name="fc"))
     >>> list(g.net.parameters), g.net.inputs, g.net.outputs
-    (['fc/affine/W', 'fc/affine/b'], ['x'], ['ReLU_out'])
+    (['fc/affine/W', 'fc/affine/b'], ['x'], ['@net/ReLU_out'])
     >>> v = nn.Variable.from_numpy_array(np.ones((5, 3)))
     >>> out = g(v)              # builds the graph on a batch of 5
     >>> out.forward(); out.shape
