@@ -56,6 +56,15 @@ SOLVER_ROWS = [
     ("Lamb", {"eta": 0.1, "bias_correction": True}),
     ("Lion", {"lr": 0.1}),
     ("AdaBound", {"alpha": 0.1}),
+    # eps large enough to tell where it enters (inside or outside the square root)
+    ("Adagrad", {"lr": 0.1, "eps": 0.5}), ("RMSprop", {"lr": 0.1, "eps": 0.5}),
+    ("RMSpropGraves", {"lr": 0.1, "eps": 0.5}), ("Adamax", {"alpha": 0.1, "eps": 0.5}),
+    ("Adam", {"alpha": 0.1, "eps": 0.5}), ("AMSGRAD", {"alpha": 0.1, "eps": 0.5}),
+    ("Adadelta", {"eps": 0.5}),
+    # step-size bounds that bind from the first step (nnabla's AMSBound upper bound differs)
+    ("AdaBound", {"alpha": 1.0, "final_lr": 0.01, "gamma": 1.0}),
+    ("AMSBound", {"alpha": 1.0, "final_lr": 0.01, "gamma": 1.0}),
+    ("AMSBound", {"alpha": 1.0, "final_lr": 0.01, "gamma": 1.0, "bias_correction": True}),
 ]
 # Per step: learning-rate factor (times the initial rate), weight_decay() rate (None: not
 # called), clip_grad_by_norm() norm (None: not called).
