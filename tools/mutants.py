@@ -246,10 +246,13 @@ def run_mutant(copy, env, mutant):
     return status, seconds, summary
 
 
-def report(rows):
+def report(rows, commit):
     killed = sum(status.startswith("killed") for _, status, _, _ in rows)
-    lines = [f"Killed {killed} of {len(rows)} mutants "
-             f"({100 * killed / max(len(rows), 1):.0f}%).", "",
+    lines = ["# Mutation run (tools/mutants.py)", "",
+             f"Commit {commit[:10]}: killed {killed} of {len(rows)} mutants "
+             f"({100 * killed / max(len(rows), 1):.0f}%). Each mutant is one semantic change "
+             "applied to an exported copy of the commit; `tests` is the summary line of its "
+             "targeted tests (pytest -x).", "",
              "| mutant | what | result | tests | s |", "| --- | --- | --- | --- | ---: |"]
     for mutant, status, seconds, summary in rows:
         lines.append(f"| `{mutant.id}` | {mutant.what} | {status} | {summary} | "
@@ -285,7 +288,9 @@ def main(argv=None):
         for mutant in selected:
             rows.append((mutant, *run_mutant(copy, env, mutant)))
             print(f"{mutant.id}: {rows[-1][1]} ({rows[-1][2]:.0f} s)", file=sys.stderr)
-    text = report(rows)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    text = report(rows, commit)
     print(text)
     if args.report:
         fd, name = tempfile.mkstemp(dir=args.report.parent, prefix=args.report.name + ".")
