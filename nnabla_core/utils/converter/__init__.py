@@ -1,10 +1,11 @@
-"""``nnabla.utils.converter``: function tables for NNP conversion.
+"""``nnabla.utils.converter``: model file conversion and the function tables it uses.
 
-Only the function-information queries are provided: the file converters of
-nnabla's ``nnabla_cli convert`` (ONNX, TensorFlow, TFLite, NNB) are not part
-of this package.
+:func:`convert_files` (``nnabla_cli convert``) converts NNP to NNP (parameter format,
+executor selection, ``split`` into ranges of functions), to NNB (the nnabla C runtime's
+binary format, as nnabla 1.39 writes it) and between NNP and ONNX (with the ``onnx``
+package: ``pip install nnabla[onnx]``). TensorFlow and TFLite formats are not provided.
 
-The tables are derived from our function spec (:mod:`nnabla._spec`) and the NNP
+The function tables are derived from our function spec (:mod:`nnabla._spec`) and the NNP
 schema (:mod:`nnabla.utils.nnabla_pb2`), in the layout of nnabla's
 ``functions.yaml``::
 
@@ -20,6 +21,10 @@ message (``"int64"``, ``"float"``, ``"bool"``, ``"string"``, ``"Shape"``,
 from __future__ import annotations
 
 from collections import OrderedDict
+
+formats = {"NNP": [".nnp", ".nntxt", ".prototxt", ".protobuf", ".h5"], "NNB": [".nnb"],
+           "ONNX": [".onnx"]}
+extensions = {ext: kind for kind, exts in formats.items() for ext in exts}
 
 _SCALAR_TYPES = {1: "double", 2: "float", 3: "int64", 5: "int32", 8: "bool", 9: "string",
                  13: "uint32"}
@@ -104,3 +109,39 @@ def get_function_info():
     """Every function's information (see :func:`get_category_info`), keyed by type name."""
     return OrderedDict((name, info) for category in get_category_info().values()
                        for name, info in category.items())
+
+
+def select_executor(nnp, name=None):
+    """The executor a conversion uses: the first one."""
+    return nnp.protobuf.executor[0]
+
+
+def search_network(nnp, name):
+    """The network called ``name`` in ``nnp.protobuf``, or None."""
+    return next((n for n in nnp.protobuf.network if n.name == name), None)
+
+
+def calc_shape_size(shape, batch_size):
+    """The number of elements of a ``Shape`` message, ``-1`` dimensions being ``batch_size``."""
+    size = 1
+    for d in shape.dim:
+        size *= batch_size if d < 0 else d
+    return size
+
+
+def convert_files(args, ifiles, output):
+    """Convert model files; see :func:`nnabla.utils.converter.commands.convert_files`."""
+    from .commands import convert_files as convert
+    return convert(args, ifiles, output)
+
+
+def type_to_pack_format(typestring):
+    """The NNB packing code of an argument type (``'Shape'`` -> ``'iI'``)."""
+    from .nnablart.nnb import type_to_pack_format as code
+    return code(typestring)
+
+
+def get_api_level_info():
+    """The NNB API levels (function ids and argument codes) of the nnabla C runtime."""
+    from .nnablart.nnb import get_api_level_info as info
+    return info()

@@ -1,0 +1,178 @@
+"""``convert_files``: the conversions of ``nnabla_cli convert`` (nnabla 1.39's entry point).
+
+``convert_files(args, ifiles, output)`` reads ``ifiles`` in ``args.import_format`` (``NNP``,
+``ONNX``) and writes ``output`` in ``args.export_format`` (``NNP``, ``NNB``, ``ONNX``). ``args``
+is the ``argparse.Namespace`` of ``nnabla_cli convert``; the attributes read (all optional,
+with these defaults) are :data:`DEFAULTS`.
+"""
+from __future__ import annotations
+
+import os
+import types
+
+from .. import nnabla_pb2
+
+DEFAULTS = {
+    "import_format": "NNP", "export_format": "NNP", "nnp_no_expand_network": False,
+    "nnp_import_executor_index": None, "batch_size": 1, "split": None,
+    "define_version": None, "config": None, "nnp_parameter_nntxt": False,
+    "nnp_parameter_h5": False, "nnp_exclude_parameter": False, "nnp_version": None,
+    "api": -1, "settings": None, "default_variable_type": ["FLOAT32"], "ir_version": -1,
+    "outputs": None, "inputs": None, "channel_last": False, "quantization": False,
+    "dataset": None, "force": False,
+}
+
+
+def _option(args, name):
+    return getattr(args, name, DEFAULTS[name])
+
+
+def _import_file(args, ifiles):
+    kind = _option(args, "import_format")
+    if kind == "NNP":
+        from .nnabla import NnpImporter
+        return NnpImporter(*ifiles, expand_network=not _option(args, "nnp_no_expand_network"),
+                           executor_index=_option(args, "nnp_import_executor_index")).execute()
+    if kind == "ONNX":
+        from .onnx import OnnxImporter
+        return OnnxImporter(*ifiles).execute()
+    raise ValueError(f"nnabla.utils.converter: import format {kind!r} is not supported; "
+                     f"expected 'NNP' or 'ONNX'")
+
+
+def _batch_size(args, nnp, kind):
+    if _option(args, "batch_size") < 0:
+        print(f"{kind}: Using batch size from input file.")
+        return nnp.protobuf.network[0].batch_size
+    return _option(args, "batch_size")
+
+
+def _check_nnp_version(version):
+    from ..nnp_format import nnp_version
+
+    if version is not None and version != nnp_version():
+        raise NotImplementedError(
+            f"nnabla.utils.converter: --nnp-version {version!r}: writing for another nnabla "
+            f"version's function table is not supported; this one writes {nnp_version()!r}")
+
+
+def _export_from_nnp(args, nnp, output):
+    kind = _option(args, "export_format")
+    define_version = _option(args, "define_version") or ""
+    if kind == "NNP":
+        from .nnabla import NnpExporter
+        parameter_type = ("included" if _option(args, "nnp_parameter_nntxt") else
+                          "h5" if _option(args, "nnp_parameter_h5") else "protobuf")
+        if _option(args, "nnp_exclude_parameter"):
+            parameter_type = "none"
+        _check_nnp_version(_option(args, "nnp_version"))
+        return NnpExporter(nnp, _option(args, "batch_size"), parameter_type).execute(output)
+    if kind == "NNB":
+        from .nnablart import NnbExporter
+        batch_size = _batch_size(args, nnp, "NNB")
+        version = {}
+        if define_version.startswith("nnb_"):
+            version["nnb_version"] = int(define_version.split("_")[1])
+        return NnbExporter(nnp, batch_size, api_level=_option(args, "api"), **version).execute(
+            output, None, _option(args, "settings"), _option(args, "default_variable_type"))
+    if kind == "ONNX":
+        from .onnx import OnnxExporter
+        batch_size = _batch_size(args, nnp, "ONNX")
+        opset = {}
+        if define_version.startswith("opset_"):
+            opset["opset"] = define_version.split("_")[1]
+        return OnnxExporter(nnp, batch_size, _option(args, "ir_version"), **opset).execute(
+            output)
+    raise ValueError(f"nnabla.utils.converter: export format {kind!r} is not supported; "
+                     f"expected 'NNP', 'NNB' or 'ONNX'")
+
+
+def _ranges(text):
+    """``'0-3,5-7'`` -> ``[(0, 3), (5, 7)]`` (function positions, inclusive)."""
+    ranges = []
+    for part in text.split(","):
+        start, _, end = part.partition("-")
+        try:
+            ranges.append((int(start), int(end or start)))
+        except ValueError:
+            raise ValueError(f"nnabla.utils.converter: --split {text!r}: expected ranges of "
+                             f"function positions such as '0-3,4-7'") from None
+    return ranges
+
+
+def shrink_nnp(nnp, start, end):
+    """The ``nnp`` reduced to functions ``start``..``end`` of its only network, with the
+    variables, parameters and executor entries they use."""
+    proto = nnp.protobuf
+    if len(proto.executor) != 1 or len(proto.network) != 1:
+        raise ValueError("nnabla.utils.converter: --split needs exactly one network and one "
+                         "executor in the file (choose one with --nnp-import-executor-index)")
+    source = proto.network[0]
+    if not 0 <= start <= end < len(source.function):
+        raise ValueError(f"nnabla.utils.converter: --split range {start}-{end} is outside "
+                         f"the {len(source.function)} functions of network {source.name!r}")
+    shrunk = nnabla_pb2.NNablaProtoBuf()
+    net = shrunk.network.add()
+    net.CopyFrom(source)
+    del net.function[:]
+    used = {}
+    for f in source.function[start:end + 1]:
+        net.function.add().CopyFrom(f)
+        used.update((name, None) for name in list(f.input) + list(f.output))
+    del net.variable[:]
+    for v in source.variable:
+        if v.name in used:
+            used[v.name] = v.type
+            net.variable.add().CopyFrom(v)
+    shrunk.parameter.extend(p for p in proto.parameter if p.variable_name in used)
+    executor = shrunk.executor.add()
+    executor.CopyFrom(proto.executor[0])
+    for field in ("data_variable", "generator_variable", "output_variable",
+                  "parameter_variable"):
+        executor.ClearField(field)
+    for name in source.function[start].input:
+        if used[name] == "Buffer":
+            executor.data_variable.add(variable_name=name)
+    executor.generator_variable.extend(g for g in proto.executor[0].generator_variable
+                                       if g.variable_name in used)
+    for name in source.function[end].output:
+        if used[name] == "Buffer":
+            executor.output_variable.add(variable_name=name)
+    executor.parameter_variable.extend(p for p in proto.executor[0].parameter_variable
+                                       if p.variable_name in used)
+    return types.SimpleNamespace(protobuf=shrunk, other_files=nnp.other_files)
+
+
+def convert_files(args, ifiles, output):
+    """Convert model files (nnabla's ``nnabla.utils.converter.convert_files``).
+
+    Args:
+        args (argparse.Namespace): the options of ``nnabla_cli convert`` (see
+            :data:`DEFAULTS`): ``import_format``/``export_format`` (``'NNP'``, ``'NNB'``,
+            ``'ONNX'``), ``batch_size`` (negative: the file's), ``split`` (``'0-3,4-7'``:
+            one output per range of functions, named ``<output>_<start>_<end><ext>``),
+            ``nnp_import_executor_index``, ``nnp_no_expand_network``, ``nnp_parameter_h5``,
+            ``nnp_parameter_nntxt``, ``nnp_exclude_parameter``, ``nnp_version``,
+            ``define_version`` (``'nnb_3'``, ``'opset_13'``), ``api``, ``settings``,
+            ``default_variable_type``, ``ir_version``.
+        ifiles (list of str): input files.
+        output (str): output file (or folder for NNP).
+
+    Returns:
+        bool: True when written.
+
+    Raises:
+        ValueError, NotImplementedError: for unsupported formats or options, naming them.
+    """
+    nnp = _import_file(args, ifiles)
+    split = _option(args, "split")
+    if not split:
+        return _export_from_nnp(args, nnp, output)
+    network_name = nnp.protobuf.executor[0].network_name
+    for network in list(nnp.protobuf.network):
+        if network.name != network_name:
+            nnp.protobuf.network.remove(network)
+    stem, ext = os.path.splitext(output)
+    for start, end in _ranges(split):
+        _export_from_nnp(args, shrink_nnp(nnp, start, end), f"{stem}_{start}_{end}{ext}")
+    return True
