@@ -277,8 +277,9 @@ def load_image_imread(file, shape=None, max_range=1.0):
         raise ValueError(f"load_image: image {_source_name(file)!r} has {channels} channel(s); "
                          f"shape={tuple(shape)} asks for {out_channels}")
     if (out_height, out_width) != (height, width):
-        size = (out_height, out_width) if gray else (out_height, out_width, out_channels)
-        img = imresize(img[:, :, 0] if gray else img, size)
+        # imresize takes (width, height); nnabla 1.39 passes (height, width) here, which
+        # transposes gray images and fails for color ones
+        img = imresize(img[:, :, 0] if gray else img, (out_width, out_height))
         img = img.reshape(out_height, out_width, out_channels)
     img = img.transpose(2, 0, 1)
     if max_range < 0:

@@ -9,8 +9,10 @@ import warnings
 import numpy as np
 
 with warnings.catch_warnings():
-    # pydub warns at import when ffmpeg is absent; WAV works without it.
+    # pydub warns at import when ffmpeg is absent (WAV works without it), and imports
+    # audioop, deprecated since Python 3.11 (pydub needs audioop-lts on 3.13).
     warnings.simplefilter("ignore", RuntimeWarning)
+    warnings.simplefilter("ignore", DeprecationWarning)
     from pydub import AudioSegment
 
 from .common import _auread_after, _auread_before, _auresize_before, _ausave_before
