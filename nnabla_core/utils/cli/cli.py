@@ -16,6 +16,7 @@ from .. import callback
 __all__ = ["main", "nnabla_version"]
 
 FAILED = 255
+_PLAIN_ERRORS = (NotImplementedError, ImportError, ConnectionError)
 
 
 def nnabla_version():
@@ -128,6 +129,10 @@ def main(argv=None):
         return FAILED
     try:
         succeeded = _run(args)
+    except _PLAIN_ERRORS as error:
+        # missing optional parts or network access: the message says it all
+        print(f"nnabla_cli: error: {error}", file=sys.stderr)
+        return FAILED
     except Exception:
         print(traceback.format_exc(), file=sys.stderr)
         return FAILED

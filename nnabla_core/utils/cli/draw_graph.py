@@ -18,7 +18,8 @@ from .utility import logger
 
 
 def _quote(text):
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    escaped = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + escaped + '"'
 
 
 def dot_source(graph, name):
@@ -31,7 +32,7 @@ def dot_source(graph, name):
             instance = var.variable_instance
             shape = tuple(instance.shape) if instance is not None else var.shape
             declared[var_name] = f"v{len(declared)}"
-            label = f"{var_name}\\n{shape}"
+            label = f"{var_name}\n{shape}"
             lines.append(f"  {declared[var_name]} [shape=ellipse, label={_quote(label)}{style}];")
     for index, f in enumerate(graph.functions.values()):
         if f.disabled:

@@ -103,7 +103,8 @@ class Uploader:
                 return json.loads(response.read().decode())
         except (urllib.error.URLError, OSError) as error:
             raise ConnectionError(f"nnabla_cli upload: cannot reach {endpoint} ({error}); an "
-                                  f"upload needs network access to Neural Network Console")
+                                  f"upload needs network access to Neural Network Console") \
+                from None
 
     def uploadFile(self, endpoint, token, filename, name):
         """Upload tar ``filename`` as dataset ``name``; False if the server refuses."""
