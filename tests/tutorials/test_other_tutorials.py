@@ -21,9 +21,6 @@ def test_data_parallel_distributed_training():
     """nnabla-python-docs.txt line 2266: C.MultiProcessCommunicator and all_reduce."""
 
 
-@pytest.mark.xfail(reason="nnabla_cli function_info prints a JSON object of specs, not the banner "
-                   "line and one function name per line; LSTM is not among our functions",
-                   strict=True)
 def test_nnabla_cli_function_info_lists_one_function_name_per_line():
     out = subprocess.run([sys.executable, "-m", "nnabla.cli", "function_info"], check=True,
                          capture_output=True, text=True).stdout
