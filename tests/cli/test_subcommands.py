@@ -275,3 +275,10 @@ def test_subprocess_function_info_and_decode(recorded):
                     "dec2"], cwd=recorded, capture_output=True, check=True)
     assert (recorded / "dec2" / "fc~affine~b.txt").read_text() == \
         (recorded / "decode" / "fc~affine~b.txt").read_text()
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from nnabla.utils.cli import utility
+    assert doctest.testmod(utility).failed == 0

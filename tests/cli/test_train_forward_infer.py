@@ -2,6 +2,7 @@
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -133,3 +134,18 @@ def test_train_without_training_config_fails_clearly(recorded, cli, tmp_path):
                                                      "outputs": {"y": y}, "names": {"x": x}}]})
     code, _, err = cli("train", "-c", tmp_path / "plain.nnp", "-o", tmp_path / "o")
     assert code == 255 and "has no training_config" in err
+
+
+MPIEXEC = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec (extra 'mpi' of nnabla-ext-cpu)")
+def test_train_with_mpi_flag_in_two_processes(project, tmp_path):
+    command = [MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-n", "2", sys.executable,
+               "-m", "nnabla", "-m", "train", "-c", str(project / "model.nnp"), "-o",
+               str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = _report(tmp_path / "monitoring_report.yml")     # written by rank 0 only
+    assert sorted(report) == [0, 1, 2] and report[2]["cost"] < report[0]["cost"]
+    assert (tmp_path / "results.nnp").exists()
