@@ -1,0 +1,424 @@
+"""NNP functions as ONNX nodes (opset 13 and later): one small function per type.
+
+Each exporter is ``export(g, f, args, ins, outs)``: ``g`` the :class:`OnnxGraph` (its
+``shapes`` hold every NNP variable's concrete shape), ``f`` the NNP function message,
+``args`` its arguments (``read_arguments``), ``ins``/``outs`` tensor names.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+EXPORTERS = {}
+
+
+def exporter(*types):
+    def register(fn):
+        for t in types:
+            EXPORTERS[t] = fn
+        return fn
+    return register
+
+
+class Unsupported(NotImplementedError):
+    """An NNP function (or one of its arguments) has no ONNX export here."""
+
+
+def _refuse(f, why):
+    raise Unsupported(f"ONNX export: function {f.name!r} ({f.type}): {why}")
+
+
+# -- elementwise ------------------------------------------------------------------------
+_UNARY = {"ReLU": "Relu", "Sigmoid": "Sigmoid", "Tanh": "Tanh", "Abs": "Abs", "Exp": "Exp",
+          "Log": "Log", "Sin": "Sin", "Cos": "Cos", "Tan": "Tan", "Sinh": "Sinh",
+          "Cosh": "Cosh", "ASin": "Asin", "ACos": "Acos", "ATan": "Atan", "ASinh": "Asinh",
+          "ACosh": "Acosh", "ATanh": "Atanh", "Erf": "Erf", "Ceil": "Ceil", "Floor": "Floor",
+          "Identity": "Identity", "SoftSign": "Softsign", "Dropout": "Identity"}
+
+
+@exporter(*_UNARY)
+def _unary(g, f, args, ins, outs):
+    g.add(_UNARY[f.type], ins[:1], outs)
+
+
+_BINARY = {"Add2": "Add", "BcAdd2": "Add", "Sub2": "Sub", "Mul2": "Mul", "Div2": "Div",
+           "Pow2": "Pow", "Maximum2": "Max", "Minimum2": "Min"}
+
+
+@exporter(*_BINARY)
+def _binary(g, f, args, ins, outs):
+    g.add(_BINARY[f.type], ins[:2], outs)
+
+
+_SCALAR = {"AddScalar": ("Add", False), "MulScalar": ("Mul", False),
+           "PowScalar": ("Pow", False), "RSubScalar": ("Sub", True),
+           "RDivScalar": ("Div", True), "RPowScalar": ("Pow", True),
+           "MaximumScalar": ("Max", False), "MinimumScalar": ("Min", False)}
+
+
+@exporter(*_SCALAR)
+def _scalar(g, f, args, ins, outs):
+    op, reverse = _SCALAR[f.type]
+    val = g.const("val", args["val"])
+    g.add(op, [val, ins[0]] if reverse else [ins[0], val], outs)
+
+
+@exporter("LeakyReLU")
+def _leaky_relu(g, f, args, ins, outs):
+    g.add("LeakyRelu", ins, outs, alpha=float(args["alpha"]))
+
+
+@exporter("ELU")
+def _elu(g, f, args, ins, outs):
+    g.add("Elu", ins, outs, alpha=float(args["alpha"]))
+
+
+@exporter("SELU")
+def _selu(g, f, args, ins, outs):
+    g.add("Selu", ins, outs, alpha=float(args["alpha"]), gamma=float(args["scale"]))
+
+
+@exporter("HardSigmoid")
+def _hard_sigmoid(g, f, args, ins, outs):
+    g.add("HardSigmoid", ins, outs, alpha=0.2, beta=0.5)
+
+
+def _clip(g, x, low, high, out):
+    return g.add("Clip", [x, g.const("min", low), g.const("max", high)], out)
+
+
+@exporter("HardTanh")
+def _hard_tanh(g, f, args, ins, outs):
+    _clip(g, ins[0], -1.0, 1.0, outs)
+
+
+@exporter("ReLU6")
+def _relu6(g, f, args, ins, outs):
+    _clip(g, ins[0], 0.0, 6.0, outs)
+
+
+@exporter("SoftPlus")
+def _softplus(g, f, args, ins, outs):
+    beta = float(args["beta"])
+    if beta == 1.0:
+        g.add("Softplus", ins, outs)
+        return
+    scaled = g.add("Mul", [ins[0], g.const("beta", beta)])
+    g.add("Div", [g.add("Softplus", [scaled]), g.const("beta", beta)], outs)
+
+
+@exporter("Swish")
+def _swish(g, f, args, ins, outs):
+    g.add("Mul", [ins[0], g.add("Sigmoid", ins)], outs)
+
+
+@exporter("Mish")
+def _mish(g, f, args, ins, outs):
+    g.add("Mul", [ins[0], g.add("Tanh", [g.add("Softplus", ins)])], outs)
+
+
+@exporter("LogSigmoid")
+def _log_sigmoid(g, f, args, ins, outs):
+    g.add("Neg", [g.add("Softplus", [g.add("Neg", ins)])], outs)
+
+
+@exporter("TanhShrink")
+def _tanh_shrink(g, f, args, ins, outs):
+    g.add("Sub", [ins[0], g.add("Tanh", ins)], outs)
+
+
+@exporter("GELU")
+def _gelu(g, f, args, ins, outs):
+    x = ins[0]      # 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+    cube = g.add("Mul", [g.add("Mul", [x, x]), x])
+    inner = g.add("Add", [x, g.add("Mul", [cube, g.const("c", 0.044715)])])
+    t = g.add("Tanh", [g.add("Mul", [inner, g.const("k", math.sqrt(2 / math.pi))])])
+    half = g.add("Mul", [x, g.const("half", 0.5)])
+    g.add("Mul", [half, g.add("Add", [t, g.const("one", 1.0)])], outs)
+
+
+@exporter("Sign")
+def _sign(g, f, args, ins, outs):
+    # nnabla's sign gives alpha at 0
+    sign = g.add("Sign", ins)
+    zero = g.add("Cast", [g.add("Equal", [ins[0], g.const("zero", 0.0)])], to=1)
+    g.add("Add", [sign, g.add("Mul", [zero, g.const("alpha", args["alpha"])])], outs)
+
+
+@exporter("PReLU")
+def _prelu(g, f, args, ins, outs):
+    x_shape, slope_shape = g.shapes[ins[0]], g.shapes[ins[1]]
+    slope = ins[1]
+    if len(slope_shape) == 1 and slope_shape[0] > 1:
+        axis = args["base_axis"]
+        slope = g.reshape(slope, [slope_shape[0]] + [1] * (len(x_shape) - axis - 1))
+    g.add("PRelu", [ins[0], slope], outs)
+
+
+@exporter("Softmax", "LogSoftmax")
+def _softmax(g, f, args, ins, outs):
+    axis = args["axis"]
+    g.add(f.type, ins, outs, axis=int(axis if axis is not None else len(g.shapes[ins[0]]) - 1))
+
+
+@exporter("SquaredError")
+def _squared_error(g, f, args, ins, outs):
+    d = g.add("Sub", ins[:2])
+    g.add("Mul", [d, d], outs)
+
+
+@exporter("AbsoluteError")
+def _absolute_error(g, f, args, ins, outs):
+    g.add("Abs", [g.add("Sub", ins[:2])], outs)
+
+
+# -- layers ------------------------------------------------------------------------------
+@exporter("Affine")
+def _affine(g, f, args, ins, outs):
+    x_shape, w_shape = g.shapes[ins[0]], g.shapes[ins[1]]
+    base = args["base_axis"]
+    rows, inner = math.prod(x_shape[:base]), math.prod(x_shape[base:])
+    x = g.reshape(ins[0], [rows, inner])
+    w = g.reshape(ins[1], [w_shape[0], math.prod(w_shape[1:])])
+    gemm_in = [x, w] + ([g.reshape(ins[2], [math.prod(w_shape[1:])])] if len(ins) > 2 else [])
+    y = g.add("Gemm", gemm_in)
+    g.reshape(y, list(g.shapes[outs[0]]), outs[0])
+
+
+def _spatial(args, kernel_rank, key, default):
+    value = list(args.get(key) or ())
+    return value if value else [default] * kernel_rank
+
+
+def _folded_input(g, f, args, x):
+    """Inputs with ``base_axis`` above 1 are folded to one batch axis (restored after)."""
+    base = args.get("base_axis", 1)
+    if args.get("channel_last"):
+        _refuse(f, "channel_last=True is not exported")
+    shape = g.shapes[x]
+    if base == 1:
+        return x
+    return g.reshape(x, [math.prod(shape[:base])] + list(shape[base:]))
+
+
+def _unfold_output(g, args, y, out):
+    if args.get("base_axis", 1) == 1:
+        return
+    g.reshape(y, list(g.shapes[out]), out)
+
+
+def _conv_attrs(args, rank):
+    pad = _spatial(args, rank, "pad", 0)
+    return dict(pads=pad + pad, strides=_spatial(args, rank, "stride", 1),
+                dilations=_spatial(args, rank, "dilation", 1))
+
+
+@exporter("Convolution")
+def _convolution(g, f, args, ins, outs):
+    x = _folded_input(g, f, args, ins[0])
+    w_shape = g.shapes[ins[1]]
+    rank = len(w_shape) - 2
+    direct = args.get("base_axis", 1) == 1
+    y = g.add("Conv", [x] + ins[1:], outs if direct else None, kernel_shape=list(w_shape[2:]),
+              group=int(args["group"]), **_conv_attrs(args, rank))
+    if not direct:
+        _unfold_output(g, args, y, outs[0])
+
+
+@exporter("DepthwiseConvolution")
+def _depthwise(g, f, args, ins, outs):
+    x = _folded_input(g, f, args, ins[0])
+    w_shape = g.shapes[ins[1]]
+    channels = g.shapes[x][1]
+    w = g.reshape(ins[1], [w_shape[0], 1] + list(w_shape[1:]))
+    direct = args.get("base_axis", 1) == 1
+    y = g.add("Conv", [x, w] + ins[2:], outs if direct else None,
+              kernel_shape=list(w_shape[1:]), group=int(channels),
+              **_conv_attrs(args, len(w_shape) - 1))
+    if not direct:
+        _unfold_output(g, args, y, outs[0])
+
+
+@exporter("Deconvolution")
+def _deconvolution(g, f, args, ins, outs):
+    x = _folded_input(g, f, args, ins[0])
+    w_shape = g.shapes[ins[1]]
+    rank = len(w_shape) - 2
+    attrs = _conv_attrs(args, rank)
+    attrs["output_padding"] = _spatial(args, rank, "output_padding", 0)
+    direct = args.get("base_axis", 1) == 1
+    y = g.add("ConvTranspose", [x] + ins[1:], outs if direct else None,
+              kernel_shape=list(w_shape[2:]), group=int(args["group"]), **attrs)
+    if not direct:
+        _unfold_output(g, args, y, outs[0])
+
+
+def _pool_attrs(f, args, g, x):
+    if args.get("channel_last"):
+        _refuse(f, "channel_last=True is not exported")
+    if not args.get("ignore_border", True):
+        _refuse(f, "ignore_border=False is not exported")
+    kernel = list(args["kernel"])
+    rank = len(kernel)
+    if len(g.shapes[x]) != rank + 2:
+        _refuse(f, f"pooling over {rank} axes of a rank-{len(g.shapes[x])} input is not "
+                   f"exported (ONNX pools all axes after the channel)")
+    pad = _spatial(args, rank, "pad", 0)
+    return dict(kernel_shape=kernel, strides=list(args.get("stride") or kernel),
+                pads=pad + pad)
+
+
+@exporter("MaxPooling")
+def _max_pooling(g, f, args, ins, outs):
+    g.add("MaxPool", ins, outs, **_pool_attrs(f, args, g, ins[0]))
+
+
+@exporter("AveragePooling")
+def _average_pooling(g, f, args, ins, outs):
+    g.add("AveragePool", ins, outs, count_include_pad=int(bool(args["including_pad"])),
+          **_pool_attrs(f, args, g, ins[0]))
+
+
+@exporter("SumPooling")
+def _sum_pooling(g, f, args, ins, outs):
+    attrs = _pool_attrs(f, args, g, ins[0])
+    mean = g.add("AveragePool", ins, count_include_pad=1, **attrs)
+    g.add("Mul", [mean, g.const("size", float(math.prod(attrs["kernel_shape"])))], outs)
+
+
+@exporter("GlobalAveragePooling")
+def _global_average_pooling(g, f, args, ins, outs):
+    g.add("GlobalAveragePool", ins, outs)
+
+
+@exporter("BatchNormalization")
+def _batch_normalization(g, f, args, ins, outs):
+    if list(args["axes"]) != [1]:
+        _refuse(f, f"axes={list(args['axes'])}; only the channel axis 1 is exported")
+    if args["batch_stat"]:
+        _refuse(f, "batch_stat=True (batch statistics) is not exported; export the "
+                   "inference network (batch_stat=False)")
+    if args["no_scale"] or args["no_bias"] or len(ins) != 5:
+        _refuse(f, "no_scale/no_bias is not exported")
+    channels = g.shapes[ins[0]][1]
+    beta, gamma, mean, var = (g.reshape(i, [channels]) for i in ins[1:5])
+    g.add("BatchNormalization", [ins[0], gamma, beta, mean, var], outs,
+          epsilon=float(args["eps"]))
+
+
+# -- arrays ------------------------------------------------------------------------------
+@exporter("Reshape")
+def _reshape(g, f, args, ins, outs):
+    g.reshape(ins[0], list(g.shapes[outs[0]]), outs[0])
+
+
+@exporter("Transpose")
+def _transpose(g, f, args, ins, outs):
+    g.add("Transpose", ins, outs, perm=[int(a) for a in args["axes"]])
+
+
+@exporter("Concatenate")
+def _concatenate(g, f, args, ins, outs):
+    g.add("Concat", ins, outs, axis=int(args["axis"]))
+
+
+@exporter("Split")
+def _split(g, f, args, ins, outs):
+    axis = int(args["axis"])
+    parts = g.add("Split", [ins[0], g.ints("split", [1] * len(outs))],
+                  [g.name(f"{o}_kept") for o in outs], axis=axis)
+    parts = parts if isinstance(parts, list) else [parts]
+    for part, out in zip(parts, outs):
+        g.add("Squeeze", [part, g.ints("axes", [axis])], out)
+
+
+@exporter("Stack")
+def _stack(g, f, args, ins, outs):
+    axis = int(args["axis"])
+    expanded = [g.add("Unsqueeze", [x, g.ints("axes", [axis])]) for x in ins]
+    g.add("Concat", expanded, outs, axis=axis)
+
+
+@exporter("Slice")
+def _slice(g, f, args, ins, outs):
+    shape = g.shapes[ins[0]]
+    start, stop, step = (list(args.get(k) or ()) for k in ("start", "stop", "step"))
+    n = len(start)
+    axes = list(range(len(shape) - n, len(shape)))
+    g.add("Slice", [ins[0], g.ints("starts", start), g.ints("ends", stop),
+                    g.ints("axes", axes), g.ints("steps", step or [1] * n)], outs)
+
+
+@exporter("Pad")
+def _pad(g, f, args, ins, outs):
+    width = list(args["pad_width"])
+    rank = len(g.shapes[ins[0]])
+    begins, ends = [0] * rank, [0] * rank
+    for i in range(len(width) // 2):
+        axis = rank - len(width) // 2 + i
+        begins[axis], ends[axis] = width[2 * i], width[2 * i + 1]
+    mode = {"constant": "constant", "reflect": "reflect", "repeat": "edge"}.get(args["mode"])
+    if mode is None:
+        _refuse(f, f"mode {args['mode']!r}")
+    inputs = [ins[0], g.ints("pads", begins + ends)]
+    if mode == "constant":
+        inputs.append(g.const("value", float(args["constant_value"])))
+    g.add("Pad", inputs, outs, mode=mode)
+
+
+@exporter("Broadcast")
+def _broadcast(g, f, args, ins, outs):
+    g.add("Expand", [ins[0], g.ints("shape", g.shapes[outs[0]])], outs)
+
+
+@exporter("Tile")
+def _tile(g, f, args, ins, outs):
+    reps = list(args["reps"])
+    rank = len(g.shapes[ins[0]])
+    x = ins[0]
+    if len(reps) > rank:
+        x = g.reshape(x, [1] * (len(reps) - rank) + list(g.shapes[ins[0]]))
+    g.add("Tile", [x, g.ints("repeats", [1] * (max(rank, len(reps)) - len(reps)) + reps)],
+          outs)
+
+
+@exporter("Flip")
+def _flip(g, f, args, ins, outs):
+    axes = list(args.get("axes") or [len(g.shapes[ins[0]]) - 1])
+    big = np.iinfo(np.int64).max
+    g.add("Slice", [ins[0], g.ints("starts", [-1] * len(axes)),
+                    g.ints("ends", [-big] * len(axes)), g.ints("axes", axes),
+                    g.ints("steps", [-1] * len(axes))], outs)
+
+
+@exporter("BatchMatmul")
+def _batch_matmul(g, f, args, ins, outs):
+    a, b = ins[:2]
+    for key, name in (("transpose_a", "a"), ("transpose_b", "b")):
+        if args[key]:
+            x = a if name == "a" else b
+            rank = len(g.shapes[x])
+            perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+            x = g.add("Transpose", [x], perm=perm)
+            a, b = (x, b) if name == "a" else (a, x)
+    g.add("MatMul", [a, b], outs)
+
+
+# -- reductions --------------------------------------------------------------------------
+_REDUCE = {"Sum": "ReduceSum", "Mean": "ReduceMean", "Max": "ReduceMax", "Min": "ReduceMin",
+           "Prod": "ReduceProd"}
+
+
+@exporter(*_REDUCE)
+def _reduce(g, f, args, ins, outs):
+    if args.get("with_index") or args.get("only_index"):
+        _refuse(f, "with_index/only_index is not exported")
+    rank = len(g.shapes[ins[0]])
+    axes = [int(a) % rank for a in (args.get("axes") or range(rank))]
+    keep = int(bool(args["keep_dims"]))
+    op = _REDUCE[f.type]
+    if op == "ReduceSum" or g.opset >= 18:
+        g.add(op, [ins[0], g.ints("axes", axes)], outs, keepdims=keep)
+    else:
+        g.add(op, ins, outs, axes=axes, keepdims=keep)
