@@ -12,6 +12,10 @@ memo tables that depend on them or on the plugin registry, so one call empties t
 - ``prefer_cached_array``: nnabla's switch; the cpu family always draws from its pool.
 - ``default_context`` / ``context_stack``: the context outside any scope, and the
   scopes entered (``nn.set_default_context``, ``nn.context_scope``).
+- ``local_grad``: ``nn.grad`` is building a function's backward (a composition's
+  gradient): it differentiates w.r.t. the given input nodes only, not past them.
+- ``clear_called_recorder``: the active ``nnabla.testing.clear_called_flag_recorder``
+  (forward/backward record each function's clear flags), or None.
 
 The other process-wide objects are the plugin registry (``nnabla.plugins.REGISTRY``), the
 registered array families (``nnabla.array_family``), the parameter scope
@@ -22,7 +26,8 @@ from __future__ import annotations
 
 class State:
     __slots__ = ("auto_forward", "graph_version", "strict_fallback", "global_recompute",
-                 "prefer_cached_array", "default_context", "context_stack")
+                 "prefer_cached_array", "default_context", "context_stack", "local_grad",
+                 "clear_called_recorder")
 
     def __init__(self):
         self.auto_forward = False
@@ -32,6 +37,8 @@ class State:
         self.prefer_cached_array = True
         self.default_context = None       # set by nnabla.context
         self.context_stack = []
+        self.local_grad = False
+        self.clear_called_recorder = None
 
 
 STATE = State()
