@@ -46,7 +46,7 @@ def test_the_plugin_is_listed_active_with_what_it_registered():
     assert row["registered"]["array_families"] == ["cuda"]
 
 
-def test_training_stays_on_the_device_outside_host_staged_functions():
+def test_training_stays_on_the_device_outside_host_staged_functions(monkeypatch):
     ctx = get_extension_context("cuda")
     set_strict_fallback(True)
     try:
@@ -59,8 +59,10 @@ def test_training_stays_on_the_device_outside_host_staged_functions():
             solver = S.Adam(1e-2)
             solver.set_parameters(nn.get_parameters())
             before = host_staged.TRANSFERS.copy()
-            losses = []
-            for _ in range(5):
+            losses, counted = [], _count_transfers(monkeypatch)
+            for i in range(6):
+                if i == 1:                  # the first step moved inputs and parameters
+                    counted.update(to_host=0, to_device=0)
                 loss.forward()
                 solver.zero_grad()
                 loss.backward()
@@ -69,7 +71,25 @@ def test_training_stays_on_the_device_outside_host_staged_functions():
     finally:
         set_strict_fallback(False)
     assert host_staged.TRANSFERS == before
+    assert counted == {"to_host": 5, "to_device": 0}      # only the five loss reads
     assert losses[-1] < losses[0]
+
+
+def _count_transfers(monkeypatch):
+    from nnabla.array_family import family
+    fam, counted = family("cuda"), {"to_host": 0, "to_device": 0}
+
+    def wrap(name, key):
+        original = getattr(fam, name)
+
+        def counting(a):
+            counted[key] += 1
+            return original(a)
+        monkeypatch.setattr(fam, name, counting)
+
+    wrap("to_numpy", "to_host")
+    wrap("from_numpy", "to_device")
+    return counted
 
 
 def test_host_staged_kernels_copy_through_the_host_and_match_the_cpu():

@@ -21,7 +21,7 @@ __all__ = ["context", "available", "get_device_count", "get_devices", "device_sy
            "synchronize", "clear_memory_cache", "array_classes", "prefer_cached_array",
            "prefer_cuda_cached_array", "prefer_unified_array", "prefer_cpu_pinned_array",
            "reset_array_preference", "CudaUnavailableError", "emulation_requested",
-           "memory_cache_stats", "runtime"]
+           "memory_cache_stats", "runtime", "use_device"]
 
 DEFAULT_ARRAY_CLASSES = ("CudaCachedArray", "CudaArray", "CudaCachedUnifiedArray",
                          "CudaCachedHostArray")
@@ -67,8 +67,20 @@ def check_device(device_id, api="nnabla_ext.cuda.context"):
     return index
 
 
+def use_device(device_id, api="nnabla_ext.cuda.context"):
+    """Check ``device_id`` and make it CuPy's current device; return its index."""
+    index = check_device(device_id, api)
+    rt = _runtime()
+    if not rt.emulated:
+        rt.cupy.cuda.Device(index).use()
+    return index
+
+
 def context(device_id="0", type_config="float", **kw):
     """The context of the CUDA backend, as nnabla-ext-cuda makes it.
+
+    Makes ``device_id`` CuPy's current device (kernels run on the current device: the core
+    does not hand them the context's device).
 
     Args:
         device_id (str or int): the GPU index.
@@ -82,7 +94,7 @@ def context(device_id="0", type_config="float", **kw):
     if type_config not in TYPE_CONFIGS:
         raise ValueError(f"nnabla_ext.cuda.context: argument 'type_config' is "
                          f"{type_config!r}; expected one of {sorted(TYPE_CONFIGS)}")
-    check_device(device_id)
+    use_device(device_id)
     from nnabla import Context
     return Context(backend=list(TYPE_CONFIGS[type_config]), array_class=_array_classes[0],
                    device_id=str(device_id))
