@@ -13,6 +13,7 @@ from . import _graph
 from ._dispatch import call_function
 from ._kernel_grad import KernelGrad, kernel_grads
 from ._nd_array import NdArray
+from ._state import STATE
 from ._variable import Variable, variable_of
 from .backward_functions import registry
 
@@ -93,8 +94,14 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"nn.grad: argument 'grad_outputs' has {len(grad_outputs)} entries; "
                          f"expected {len(outputs)} (one per output)")
-    order = _graph.topological_functions([y._node for y in outputs])
-    in_nodes = _nodes_on_graph(order, inputs)
+    if STATE.local_grad:
+        # A backward function differentiating its composition: the partial derivatives
+        # w.r.t. these very nodes; the outer nn.grad applies the chain rule past them.
+        in_nodes = [[x._node] for x in inputs]
+        order = _functions_above(outputs, {id(x._node) for x in inputs})
+    else:
+        order = _graph.topological_functions([y._node for y in outputs])
+        in_nodes = _nodes_on_graph(order, inputs)
     reach = _reaching(order, {id(n) for nodes in in_nodes for n in nodes})
     grads = {}
     for y, g in zip(outputs, grad_outputs):
@@ -113,7 +120,7 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
                for o, n in enumerate(out_nodes)]
         ins = [None if n is None else variable_of(n) for n in f.in_nodes]
         outs = [variable_of(n) for n in out_nodes if n is not None]
-        for i, g in enumerate(_backward_of(f, wrt, gys, ins, outs)):
+        for i, g in enumerate(_local_backward_of(f, wrt, gys, ins, outs)):
             if i in wrt and g is not None:
                 _accumulate(grads, f.in_nodes[i], g)
     result = [_sum_of(grads, nodes) if x.need_grad else None for x, nodes in zip(inputs, in_nodes)]
@@ -128,6 +135,28 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
             if r is not None:
                 x.grad = r.data
     return result
+
+
+def _local_backward_of(f, wrt, grad_outputs, inputs, outputs):
+    """:func:`_backward_of` with ``nn.grad`` calls inside it (compositions) kept local."""
+    saved = STATE.local_grad
+    STATE.local_grad = True
+    try:
+        return _backward_of(f, wrt, grad_outputs, inputs, outputs)
+    finally:
+        STATE.local_grad = saved
+
+
+def _functions_above(outputs, cut):
+    """Functions on a path from the ``cut`` nodes (ids) or the leaves to ``outputs``, in
+    topological order, without following the graph past a cut node."""
+    needed = {id(y._node) for y in outputs}
+    kept = []
+    for f in reversed(_graph.topological_functions([y._node for y in outputs])):
+        if any(r() is not None and id(r()) in needed for r in f.out_refs):
+            kept.append(f)
+            needed.update(id(n) for n in f.in_nodes if n is not None and id(n) not in cut)
+    return kept[::-1]
 
 
 def _nodes_on_graph(order, inputs):

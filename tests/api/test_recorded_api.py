@@ -68,8 +68,9 @@ def _shared_affine_grads(x, w, b):
 
 
 def test_grad_of_a_parameter_used_twice_sums_both_uses():
-    """Deliberate difference: nnabla 1.39's nn.grad keeps one use of a parameter that a
-    graph uses twice (its recorded value differs from its own backward); we sum both."""
+    """Deliberate difference: in this graph nnabla 1.39's nn.grad keeps only the second use
+    of the shared parameters (its recorded value differs from its own backward); we sum both
+    (nnabla sums too in other graphs, e.g. tests/api/test_grad_shared.py's)."""
     nn.clear_parameters()
     try:
         (xv,) = inputs(7, (2, 3))
