@@ -39,7 +39,7 @@ def test_the_check_command_reports_kernels_and_function_coverage(capsys):
     assert check.main(["--arch", "80"]) == 0
     out = capsys.readouterr().out
     assert "3 raw kernels in 2 sources, 1 architectures: 2 compiled, 0 failed" in out
-    assert "228 function types on 'cuda'" in out and "host-staged: ISTFT" in out
+    assert "228 function types on 'cuda'" in out and "host-staged: ImageAugmentation" in out
 
 
 def test_a_broken_source_is_reported_not_raised(monkeypatch):

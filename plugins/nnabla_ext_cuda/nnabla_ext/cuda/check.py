@@ -71,13 +71,14 @@ def compile_all(archs=DEFAULT_ARCHS, compiler="nvrtc"):
 
 
 def coverage():
-    """``{function type: how the cuda table implements it}``: raw, composite, host-staged or
-    generic (the CPU plugin's xp code on CuPy)."""
-    from .kernels import CUDA_KERNELS, composite, host_staged, raw
+    """``{function type: how the cuda table implements it}``: raw, composite, host setup,
+    host-staged or generic (the CPU plugin's xp code on CuPy)."""
+    from .kernels import CUDA_KERNELS, composite, host_setup, host_staged, raw
     kinds = {}
     for name in CUDA_KERNELS:
         kinds[name] = ("raw CUDA" if name in raw.KERNELS else
                        "composite" if name in composite.KERNELS else
+                       "host setup" if name in host_setup.KERNELS else
                        "host-staged" if name in host_staged.KERNELS else "generic xp")
     return kinds
 

@@ -6,13 +6,15 @@ written against ``self.xp`` (numpy's API), which the engine sets to the CUDA nam
 (CuPy, :mod:`nnabla_ext.cuda._namespace`). :data:`OVERRIDES` replaces the entries that are
 not device-clean: raw CUDA kernels (:mod:`.raw`; every source is compiled device-less by
 ``python -m nnabla_ext.cuda.check``), composite kernels rebuilt from this table
-(:mod:`.composite`), and the host-staged ones (:mod:`.host_staged`).
+(:mod:`.composite`), kernels whose constant tables are built on the host once
+(:mod:`.host_setup`), and the host-staged ones (:mod:`.host_staged`).
 """
 from __future__ import annotations
 
 from nnabla_ext.cpu.kernels import GENERIC
 
-from . import composite, host_staged, raw
+from . import composite, host_setup, host_staged, raw
 
-OVERRIDES = {**host_staged.KERNELS, **composite.KERNELS, **raw.KERNELS}
+OVERRIDES = {**host_staged.KERNELS, **host_setup.KERNELS, **composite.KERNELS,
+             **raw.KERNELS}
 CUDA_KERNELS = {**GENERIC, **OVERRIDES}
