@@ -140,7 +140,10 @@ def _gelu(g, f, args, ins, outs):
 
 @exporter("Sign")
 def _sign(g, f, args, ins, outs):
-    # nnabla's sign gives alpha at 0
+    # nnabla's sign gives alpha at 0 (ONNX's: 0)
+    if float(args["alpha"]) == 0.0:
+        g.add("Sign", ins, outs)
+        return
     sign = g.add("Sign", ins)
     zero = g.add("Cast", [g.add("Equal", [ins[0], g.const("zero", 0.0)])], to=1)
     g.add("Add", [sign, g.add("Mul", [zero, g.const("alpha", args["alpha"])])], outs)
