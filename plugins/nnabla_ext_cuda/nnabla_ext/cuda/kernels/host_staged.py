@@ -1,7 +1,7 @@
 """Kernels that run the CPU plugin's kernel on host copies of their device arrays.
 
-For functions whose generic code is host-bound (sequential suppression in NMS, windows and
-grids built with numpy in ``setup``, per-sample random rectangles). Each call copies its
+For functions whose generic code is host-bound (grids and per-sample random rectangles
+built with numpy, device arrays converted to numpy). Each call copies its
 inputs to the host and its results back: correct, and counted as host-staged by
 ``python -m nnabla_ext.cuda.check``, but not a device implementation. A function moves off
 this list when it gets a device kernel.
@@ -14,10 +14,7 @@ from nnabla_ext.cpu.kernels import GENERIC
 
 # Functions whose generic kernel is not device-clean under the strict emulation (it mixes
 # host numpy arrays into device computations, or converts device arrays to numpy).
-HOST_STAGED_FUNCTIONS = (
-    "WarpByGrid", "RandomErase", "NmsDetection2d", "ONNXNonMaxSuppression",
-    "ImageAugmentation", "RandomChoice", "ONNXResize",
-)
+HOST_STAGED_FUNCTIONS = ("WarpByGrid", "RandomErase", "ImageAugmentation", "ONNXResize")
 TRANSFERS = {"to_host": 0, "to_device": 0}     # arrays copied (tests read this)
 
 
