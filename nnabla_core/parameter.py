@@ -450,9 +450,11 @@ def save_parameters(path, params=None, extension=None):
         params = get_parameters(grad_only=False)
     if ext == ".h5":
         _files.h5_parameters.write_parameter_file(path, params)
-        return
-    from .utils import _nnp_parameters
+    else:
+        from .utils import _nnp_parameters
 
-    if ext not in _nnp_parameters.PARAMETER_EXTENSIONS:
-        raise _unsupported_extension(ext, api)
-    _nnp_parameters.write_parameter_file(path, params, ext)
+        if ext not in _nnp_parameters.PARAMETER_EXTENSIONS:
+            raise _unsupported_extension(ext, api)
+        _nnp_parameters.write_parameter_file(path, params, ext)
+    if hasattr(path, "seek"):
+        path.seek(0)        # nnabla rewinds a file object, so it can be read back at once
