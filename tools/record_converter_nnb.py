@@ -15,7 +15,8 @@ It writes
 - ``tests/data/converter/nnb/<model>.converted.nntxt``: the network text of nnabla's NNP -> NNP
   conversion (``nnabla_cli convert a.nnp b.nnp``);
 - ``tests/data/converter/nnabla_function_arguments.json``: each function's argument names
-  and types in nnabla's function table (what NNB packing follows).
+  and types in nnabla's function table (what NNB packing follows), and
+  ``nnabla_function_outputs.json``: the outputs that table lists.
 """
 import argparse
 import json
@@ -117,6 +118,10 @@ def _record_tables(converter):
                                "_nnb_tables.py"), module)
     _atomic_write(os.path.join(DATA, "nnabla_function_arguments.json"),
                   json.dumps(arguments, indent=0, sort_keys=True) + "\n")
+    outputs = {name: list(info["outputs"]) for name, info in
+               converter.get_function_info().items()}
+    _atomic_write(os.path.join(DATA, "nnabla_function_outputs.json"),
+                  json.dumps(outputs, indent=0, sort_keys=True) + "\n")
 
 
 def main():

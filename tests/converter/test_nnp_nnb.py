@@ -124,3 +124,57 @@ def test_a_function_unknown_at_the_api_level_is_refused(tmp_path):
                 "executors": [{"name": "e", "network": "n", "data": ["x"], "output": ["y"]}]})
     with pytest.raises(ValueError, match=r"Mish\(\) is not supported in current API Level"):
         convert_files(_args(export_format="NNB", api=1), [path], str(tmp_path / "x.nnb"))
+
+
+_OLD_TABLE = """
+Neural Network Layer:
+  Affine:
+    inputs: {x: {}, weight: {parameter: true}, bias: {optional: true, parameter: true}}
+    arguments: {base_axis: {type: int64, default: '1'}}
+    outputs: {y: {}}
+Activation:
+  Tanh: {inputs: {x: {}}, outputs: {y: {}}}
+  Softmax:
+    inputs: {x: {}}
+    arguments: {axis: {type: int64, default: len(x.shape) - 1}}
+    outputs: {y: {}}
+  LeakyReLU:
+    inputs: {x: {}}
+    arguments: {alpha: {type: float, default: '0.1'}}
+    outputs: {y: {}}
+"""
+
+
+@pytest.fixture
+def old_release(tmp_path, monkeypatch):
+    """An nnabla '0.9.9' whose function table has Affine, Tanh, Softmax, LeakyReLU."""
+    home = tmp_path / "home"
+    (home / ".nnabla").mkdir(parents=True)
+    (home / ".nnabla" / "function_info_0.9.9.yaml").write_text(_OLD_TABLE)
+    monkeypatch.setenv("HOME", str(home))
+    return "0.9.9"
+
+
+def test_nnp_for_an_older_release_keeps_the_functions_it_knows(tmp_path, old_release):
+    pytest.importorskip("yaml", reason="function tables are YAML (pip install pyyaml)")
+    out = str(tmp_path / "old.nnp")
+    assert convert_files(_args(nnp_version=old_release), [os.path.join(NNB, "mlp.nnp")], out)
+    x = np.random.RandomState(0).randn(2, 6).astype(np.float32)
+    np.testing.assert_array_equal(_outputs(out, x), _outputs(os.path.join(NNB, "mlp.nnp"), x))
+
+
+def test_nnp_for_an_older_release_refuses_functions_it_lacks(tmp_path, old_release):
+    pytest.importorskip("yaml", reason="function tables are YAML (pip install pyyaml)")
+    with pytest.raises(ValueError, match="BatchNormalization"):
+        convert_files(_args(nnp_version=old_release), [os.path.join(NNB, "cnn.nnp")],
+                      str(tmp_path / "old.nnp"))
+
+
+def test_output_counts_used_for_older_releases_are_nnabla_s():
+    from nnabla._spec import SPECS
+    from nnabla.utils.converter._versions import NNABLA_OUTPUT_COUNTS
+
+    with open(os.path.join(DATA, "nnabla_function_outputs.json")) as stream:
+        recorded = json.load(stream)
+    ours = {name: NNABLA_OUTPUT_COUNTS.get(name, len(SPECS[name].outputs)) for name in recorded}
+    assert ours == {name: len(outputs) for name, outputs in recorded.items()}

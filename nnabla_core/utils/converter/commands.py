@@ -47,15 +47,6 @@ def _batch_size(args, nnp, kind):
     return _option(args, "batch_size")
 
 
-def _check_nnp_version(version):
-    from ..nnp_format import nnp_version
-
-    if version is not None and version != nnp_version():
-        raise NotImplementedError(
-            f"nnabla.utils.converter: --nnp-version {version!r}: writing for another nnabla "
-            f"version's function table is not supported; this one writes {nnp_version()!r}")
-
-
 def _export_from_nnp(args, nnp, output):
     kind = _option(args, "export_format")
     define_version = _option(args, "define_version") or ""
@@ -65,7 +56,10 @@ def _export_from_nnp(args, nnp, output):
                           "h5" if _option(args, "nnp_parameter_h5") else "protobuf")
         if _option(args, "nnp_exclude_parameter"):
             parameter_type = "none"
-        _check_nnp_version(_option(args, "nnp_version"))
+        version = _option(args, "nnp_version")
+        if version is not None:
+            from ._versions import for_version
+            nnp = for_version(nnp, version)
         return NnpExporter(nnp, _option(args, "batch_size"), parameter_type).execute(output)
     if kind == "NNB":
         from .nnablart import NnbExporter

@@ -1,3 +1,3 @@
 """NNP import and export for ``nnabla.utils.converter``."""
 from .exporter import NnpExporter  # noqa: F401
-from .importer import NnpImporter  # noqa: F401
+from .importer import NnpExpander, NnpImporter  # noqa: F401

@@ -155,6 +155,20 @@ def _consumer_first_order(functions):
     return order[::-1]
 
 
+class NnpExpander:
+    """nnabla's ``NnpExpander``: ``NnpExpander(proto).execute()`` returns an expanded copy
+    of an ``NNablaProtoBuf`` (see :func:`expand`)."""
+
+    def __init__(self, nnp):
+        self._nnp = nnp
+
+    def execute(self):
+        proto = nnabla_pb2.NNablaProtoBuf()
+        proto.CopyFrom(self._nnp)
+        expand(proto)
+        return proto
+
+
 def expand(proto):
     """nnabla's network expansion for networks without loop control: functions in the
     expander's order, parameter variables of optimizers and executors sorted by name.
