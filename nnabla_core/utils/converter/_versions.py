@@ -69,7 +69,8 @@ def load_function_table(version):
                        for name, info in (category or {}).items())
 
 
-def _compatible(name, current, old):
+def _compatible(function, current, old):
+    """Whether nnabla's older table ``old`` reads ``function`` as ``current`` describes it."""
     for name, flags in current["inputs"].items():
         if name not in old.get("inputs", {}):
             return False
@@ -79,7 +80,7 @@ def _compatible(name, current, old):
     for name, arg in (old.get("arguments") or {}).items():
         if name not in current.get("arguments", {}) and "default" not in (arg or {}):
             return False
-    outputs = NNABLA_OUTPUT_COUNTS.get(name, len(current["outputs"]))
+    outputs = NNABLA_OUTPUT_COUNTS.get(function, len(current["outputs"]))
     return outputs == len(old.get("outputs") or {})
 
 
