@@ -33,7 +33,9 @@ def _extreme(pick, argpick):
     def ref(x, axes=None, keep_dims=False, with_index=False, only_index=False):
         axes = list(range(x.ndim)) if axes is None else [a % x.ndim for a in axes]
         kept = [i for i in range(x.ndim) if i not in axes]
-        moved = np.transpose(x, kept + axes)
+        # The index numbers the reduced block in ascending axis order, whatever the order
+        # of `axes` (nnabla 1.39 gives [6, 1, 2] for Max-index-order's input).
+        moved = np.transpose(x, kept + sorted(axes))
         flat = moved.reshape([x.shape[i] for i in kept] + [-1])
         out_shape = [1 if i in axes else x.shape[i] for i in range(x.ndim)] if keep_dims \
             else [x.shape[i] for i in kept]

@@ -59,14 +59,15 @@ class Mean(_Reduce):
 class _Extreme(_Reduce):
     """Max/Min: values, and the flat position of the extreme inside the reduced block.
 
-    The reduced axes are moved last in the order ``axes`` lists them and merged,
-    so one arg-reduction gives both the value and nnabla's index numbering.
+    The reduced axes are moved last in ascending order, whatever order ``axes`` lists them
+    in, and merged, so one arg-reduction gives both the value and nnabla's index numbering
+    (nnabla 1.39 numbers the block the same for ``axes=[2, 0]`` and ``[0, 2]``).
     """
 
     def setup(self):
         super().setup()
         kept = [i for i in range(len(self.x_shape)) if i not in self.axes]
-        self.perm = tuple(kept) + self.axes
+        self.perm = tuple(kept) + tuple(sorted(self.axes))
         self.out_shape = tuple(self.out_shapes[0])
         self.index = None
 
