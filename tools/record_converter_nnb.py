@@ -14,6 +14,8 @@ It writes
   for them (batch size 1; the ``b3`` variant at batch size 3, ``api1`` at API level 1);
 - ``tests/data/converter/nnb/<model>.converted.nntxt``: the network text of nnabla's NNP -> NNP
   conversion (``nnabla_cli convert a.nnp b.nnp``);
+- ``tests/data/converter/nnb/<model>.dump[.FV].txt``: what ``nnabla_cli dump [-F -V]``
+  prints, and ``<model>.settings.yaml``: ``nnabla_cli nnb_template``'s settings file;
 - ``tests/data/converter/nnabla_function_arguments.json``: each function's argument names
   and types in nnabla's function table (what NNB packing follows), and
   ``nnabla_function_outputs.json``: the outputs that table lists.
@@ -98,6 +100,29 @@ def _convert_args(export_format, **overrides):
     return args
 
 
+def _dump_args(**flags):
+    args = argparse.Namespace(import_format="NNP", nnp_no_expand_network=False,
+                              nnp_import_executor_index=None, dump_verbose=False,
+                              dump_functions=False, dump_variables=False, dump_limit=-1,
+                              dump_variable_name=None)
+    for key, value in flags.items():
+        setattr(args, key, value)
+    return args
+
+
+def _captured(function, *args):
+    """What ``function(*args)`` prints, without nnabla's progress lines."""
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        function(*args)
+    skip = ("Importing", "Expanding", " Expanding")
+    return "".join(line for line in buffer.getvalue().splitlines(True)
+                   if not line.startswith(skip))
+
+
 def _record_tables(converter):
     levels = {level: dict(entries)
               for level, entries in converter.get_api_level_info().api_level_dict.items()}
@@ -145,6 +170,16 @@ def main():
                 with open(out, "rb") as stream:
                     _atomic_write(os.path.join(DATA, "nnb", f"{name}{variant}.nnb"),
                                   stream.read())
+            for variant, flags in (("", {}), (".FV", {"dump_functions": True,
+                                                      "dump_variables": True})):
+                text = _captured(converter.dump_files,
+                                 _dump_args(**flags), [nnp])
+                _atomic_write(os.path.join(DATA, "nnb", f"{name}.dump{variant}.txt"), text)
+            settings = os.path.join(folder, "settings.yaml")
+            converter.nnb_template(_convert_args("NNB", batch_size=-1), [nnp], settings)
+            with open(settings) as stream:
+                _atomic_write(os.path.join(DATA, "nnb", f"{name}.settings.yaml"),
+                              stream.read())
             out = os.path.join(folder, "out.nnp")
             converter.convert_files(_convert_args("NNP"), [nnp], out)
             with zipfile.ZipFile(out) as archive:

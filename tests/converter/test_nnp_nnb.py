@@ -178,3 +178,45 @@ def test_output_counts_used_for_older_releases_are_nnabla_s():
         recorded = json.load(stream)
     ours = {name: NNABLA_OUTPUT_COUNTS.get(name, len(SPECS[name].outputs)) for name in recorded}
     assert ours == {name: len(outputs) for name, outputs in recorded.items()}
+
+
+def _dump_text(model, capsys, **flags):
+    from nnabla.utils.converter import dump_files
+
+    dump_files(_args(**flags), [os.path.join(NNB, f"{model}.nnp")])
+    return capsys.readouterr().out
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("variant", ["", ".FV"])
+@pytest.mark.parametrize("model", MODELS)
+def test_dump_prints_what_nnabla_prints(capsys, model, variant):
+    flags = {"dump_functions": True, "dump_variables": True} if variant else {}
+    with open(os.path.join(NNB, f"{model}.dump{variant}.txt")) as ref:
+        assert _dump_text(model, capsys, **flags) == ref.read()
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("model", MODELS)
+def test_nnb_template_writes_nnabla_s_settings_file(tmp_path, model):
+    pytest.importorskip("yaml", reason="NNB settings are YAML (pip install pyyaml)")
+    from nnabla.utils.converter import nnb_template
+
+    out = str(tmp_path / "settings.yaml")
+    nnb_template(_args(export_format="NNB", batch_size=-1),
+                 [os.path.join(NNB, f"{model}.nnp")], out)
+    with open(out) as ours, open(os.path.join(NNB, f"{model}.settings.yaml")) as ref:
+        assert ours.read() == ref.read()
+
+
+def test_nnb_settings_with_fixed_point_types_change_the_parameter_bytes(tmp_path):
+    pytest.importorskip("yaml", reason="NNB settings are YAML (pip install pyyaml)")
+    settings = tmp_path / "s.yaml"
+    settings.write_text("variables:\n  fc1/affine/W: FIXED16_12\n")
+    plain, fixed = str(tmp_path / "a.nnb"), str(tmp_path / "b.nnb")
+    source = os.path.join(NNB, "mlp.nnp")
+    convert_files(_args(export_format="NNB"), [source], plain)
+    convert_files(_args(export_format="NNB", settings=[str(settings)]), [source], fixed)
+    with open(plain, "rb") as a, open(fixed, "rb") as b:
+        size_a, size_b = len(a.read()), len(b.read())
+    assert size_a - size_b == 30 * 2        # 30 weights: 4 bytes each -> 2 bytes each

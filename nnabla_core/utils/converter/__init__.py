@@ -20,11 +20,13 @@ message (``"int64"``, ``"float"``, ``"bool"``, ``"string"``, ``"Shape"``,
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
-formats = {"NNP": [".nnp", ".nntxt", ".prototxt", ".protobuf", ".h5"], "NNB": [".nnb"],
-           "ONNX": [".onnx"]}
-extensions = {ext: kind for kind, exts in formats.items() for ext in exts}
+_SupportedInfo = namedtuple("_SupportedInfo", "import_name export_name")
+# What this package converts (nnabla 1.39 lists TensorFlow and TFLite formats too).
+formats = _SupportedInfo(import_name=["NNP", "ONNX"], export_name=["NNP", "NNB", "ONNX"])
+extensions = _SupportedInfo(import_name=[".nnp", ".onnx"],
+                            export_name=[".nnp", ".nnb", ".onnx"])
 
 _SCALAR_TYPES = {1: "double", 2: "float", 3: "int64", 5: "int32", 8: "bool", 9: "string",
                  13: "uint32"}
@@ -133,6 +135,19 @@ def convert_files(args, ifiles, output):
     """Convert model files; see :func:`nnabla.utils.converter.commands.convert_files`."""
     from .commands import convert_files as convert
     return convert(args, ifiles, output)
+
+
+def nnb_template(args, ifiles, output):
+    """Write the NNB settings template (YAML) of a model; see
+    :func:`nnabla.utils.converter.commands.nnb_template`."""
+    from .commands import nnb_template as template
+    return template(args, ifiles, output)
+
+
+def dump_files(args, ifiles):
+    """Print the networks of model files; see :func:`nnabla.utils.converter.commands.dump_files`."""
+    from .commands import dump_files as dump
+    return dump(args, ifiles)
 
 
 def type_to_pack_format(typestring):

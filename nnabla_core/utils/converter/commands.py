@@ -19,7 +19,8 @@ DEFAULTS = {
     "nnp_parameter_h5": False, "nnp_exclude_parameter": False, "nnp_version": None,
     "api": -1, "settings": None, "default_variable_type": ["FLOAT32"], "ir_version": -1,
     "outputs": None, "inputs": None, "channel_last": False, "quantization": False,
-    "dataset": None, "force": False,
+    "dataset": None, "force": False, "dump_verbose": False, "dump_functions": False,
+    "dump_variables": False, "dump_limit": -1, "dump_variable_name": None,
 }
 
 
@@ -169,4 +170,104 @@ def convert_files(args, ifiles, output):
     stem, ext = os.path.splitext(output)
     for start, end in _ranges(split):
         _export_from_nnp(args, shrink_nnp(nnp, start, end), f"{stem}_{start}_{end}{ext}")
+    return True
+
+
+def nnb_template(args, ifiles, output):
+    """Write the settings YAML the NNB exporter would use for ``ifiles`` to ``output``
+    (each variable's type, each function's implementation), to edit and pass back with
+    ``--settings``. Options: ``batch_size``, ``api``, ``default_variable_type``."""
+    from .nnablart import NnbExporter
+
+    nnp = _import_file(args, ifiles)
+    batch_size = _option(args, "batch_size")
+    exporter = NnbExporter(nnp, batch_size if batch_size is not None else -1,
+                           api_level=_option(args, "api"))
+    return exporter.execute(None, output, None, _option(args, "default_variable_type"))
+
+
+def _shapes(network):
+    return {v.name: list(v.shape.dim) for v in network.variable}
+
+
+def _dump_ports(prefix, label, entries, shapes):
+    for i, entry in enumerate(entries):
+        shape = shapes.get(entry.variable_name, " - ")
+        print(f"{prefix}{label} variable[{i}]: Name:{entry.variable_name:30} Shape:{shape}")
+
+
+def _dump_network(args, prefix, network):
+    shapes = _shapes(network)
+    name = _option(args, "dump_variable_name")
+    if name:
+        if name in shapes:
+            print(f"Variable Name: {name:20} Shape: {shapes[name]}")
+        else:
+            print(f"DUMP ERROR: variable {name} not found.")
+        return
+    if not _option(args, "dump_functions"):
+        return
+    for i, f in enumerate(network.function):
+        head = f"{prefix}  Function[{i:^5}]: "
+        print(f"{head}Type: {f.type:20} Name: {f.name}")
+        if _option(args, "dump_variables"):
+            for j, v in enumerate(f.input):
+                print(f"{head}  Input{j}: Name: {v:20} Shape: {shapes[v]}")
+            for j, v in enumerate(f.output):
+                print(f"{head} Output{j}: Name: {v:20} Shape: {shapes[v]}")
+
+
+def _dump_verbose(args, message, prefix):
+    limit = _option(args, "dump_limit")
+    for field, value in message.ListFields():
+        path = ":".join(prefix)
+        if field.message_type is None and not _repeated(field):
+            print(f"{path}:{field.name}: {value}")
+        elif _repeated(field):
+            print(f"{path} has {len(value)} {field.name}(s).")
+            for n, item in enumerate(value[:limit] if limit >= 0 else value):
+                if field.message_type is None:
+                    print(f"{path}:{field.name}[{n}]: {item}")
+                else:
+                    _dump_verbose(args, item, prefix + [f"{field.name}[{n}]"])
+        else:
+            _dump_verbose(args, value, prefix + [field.name])
+
+
+def _repeated(field):
+    if hasattr(field, "is_repeated"):
+        return field.is_repeated
+    return field.label == field.LABEL_REPEATED
+
+
+def dump_files(args, ifiles):
+    """Print the optimizers, monitors and executors of ``ifiles`` with their data, output
+    and loss variables (``dump_functions``/``dump_variables``: also each function and its
+    variables; ``dump_variable_name``: one variable's shape; ``dump_verbose``: every field),
+    as ``nnabla_cli dump`` does."""
+    proto = _import_file(args, ifiles).protobuf
+    if _option(args, "dump_verbose"):
+        _dump_verbose(args, proto, [_option(args, "import_format")])
+        return True
+    networks = {n.name: n for n in proto.network}
+    sections = ((proto.optimizer, "  Optimizer[{}]: ", (
+                    (" (In) Data     ", "data_variable"), (" (In) Generator", "generator_variable"),
+                    (" (Out)Loss     ", "loss_variable"))),
+                (proto.monitor, "  Monitor  [{}]: ", (
+                    (" (In) Data     ", "data_variable"), (" (In) Generator", "generator_variable"),
+                    (" (Out)Monitor  ", "monitor_variable"))),
+                (proto.executor, "  Executor [{}]: ", (
+                    (" (In) Data     ", "data_variable"), (" (In) Generator", "generator_variable"),
+                    (" (Out)Loss     ", "loss_variable"), (" (Out)Output   ", "output_variable"))))
+    for entries, fmt, ports in sections:
+        for i, entry in enumerate(entries):
+            network = networks.get(entry.network_name)
+            if network is None:
+                raise ValueError(f"nnabla_cli dump: {entry.name!r} uses network "
+                                 f"{entry.network_name!r}, which the files do not define")
+            prefix = fmt.format(i)
+            print(f"{prefix}{entry.name}")
+            for label, field in ports:
+                _dump_ports(prefix, label, getattr(entry, field), _shapes(network))
+            _dump_network(args, prefix, network)
     return True

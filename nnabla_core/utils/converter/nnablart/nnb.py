@@ -380,4 +380,5 @@ def _dump_yaml(settings):
     except ImportError:
         raise ImportError("NNB settings templates are YAML: install PyYAML "
                           "(pip install pyyaml)") from None
-    return yaml.safe_dump(json.loads(json.dumps(settings)), default_flow_style=False)
+    return yaml.safe_dump(json.loads(json.dumps(settings)), default_flow_style=False,
+                          sort_keys=False)
