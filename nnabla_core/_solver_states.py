@@ -22,6 +22,17 @@ import numpy as np
 T_LIMIT = 2**32 - 1  # nnabla stores the step count as uint32
 
 
+def _file_mode(path):
+    """The permissions ``open(path, 'w')`` would leave (mkstemp makes files private): the
+    existing file's, else the default under the umask."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def atomic_write(path, write):
     """Call ``write(tmp_path)`` then rename ``tmp_path`` over ``path``.
 
@@ -40,6 +51,7 @@ def atomic_write(path, write):
         write(tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        os.chmod(tmp, _file_mode(path))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
