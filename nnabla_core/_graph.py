@@ -80,6 +80,8 @@ class Plan:
         self.releases = {}
         self.backward_steps = None
         self._runners = None
+        self.recomputes = any(r() is not None and r().recompute
+                              for f in functions for r in f.out_refs)
 
     @property
     def runners(self):
@@ -87,6 +89,12 @@ class Plan:
         if self._runners is None:
             self._runners = [_execute.forward_runner(f) for f in self.functions]
         return self._runners
+
+    def backward_reads(self):
+        """Ids of the nodes whose data some backward step of the plan reads."""
+        if "reads" not in self.releases:
+            self.releases["reads"] = _reads_of(self.functions)
+        return self.releases["reads"]
 
     def release_schedule(self, mode):
         if mode not in self.releases:
@@ -157,6 +165,20 @@ def _backward_reads(f):
     return ins, outs
 
 
+def _reads_of(functions):
+    """Ids of the nodes whose data the backward of a function needing grads reads."""
+    eff = effective_need_grad(functions)
+    needed = set()
+    for f in functions:
+        if not any(eff.get(id(n), n.need_grad if n.parent is None else False)
+                   for n in f.in_nodes if n is not None):
+            continue
+        ins, outs = _backward_reads(f)
+        needed.update(id(f.in_nodes[i]) for i in ins if f.in_nodes[i] is not None)
+        needed.update(id(f.out_refs[o]()) for o in outs)
+    return needed
+
+
 def _release_schedule(plan, mode):
     """For each step, the nodes whose data may be released after it (forward pass)."""
     roots = {id(r) for r in plan.roots}
@@ -167,23 +189,14 @@ def _release_schedule(plan, mode):
                 last[id(n)] = (i, n)
                 if _keeps_inputs(f):
                     kept.add(id(n))
+        kept.update(_inplaced(f))
     # what a recomputation re-reads: the inputs of functions with recompute outputs (those
     # inputs that are not recomputed themselves), in every mode
     needed = {id(n) for f in plan.functions
               if any(r() is not None and r().recompute for r in f.out_refs)
               for n in f.in_nodes if n is not None and not n.recompute}
     if mode == "no_need_grad":
-        eff = effective_need_grad(plan.functions)
-        for f in plan.functions:
-            if not any(eff.get(id(n), n.need_grad if n.parent is None else False)
-                       for n in f.in_nodes if n is not None):
-                continue
-            ins, outs = _backward_reads(f)
-            for i in ins:
-                if f.in_nodes[i] is not None:
-                    needed.add(id(f.in_nodes[i]))
-            for o in outs:
-                needed.add(id(f.out_refs[o]()))
+        needed |= plan.backward_reads()
     sched = [[] for _ in plan.functions]
     for key, (i, n) in last.items():
         if n.parent is None or n.persistent or key in roots or key in kept:
@@ -210,7 +223,8 @@ def _forward(roots, clear_buffer, clear_no_need_grad, pre_hook, post_hook):
     mode = "all" if clear_buffer else ("no_need_grad" if clear_no_need_grad else "none")
     sched = plan.release_schedule(mode)
     runners = plan.runners
-    if sched is None and pre_hook is None and post_hook is None:
+    recorder = STATE.clear_called_recorder
+    if sched is None and pre_hook is None and post_hook is None and recorder is None:
         for run in runners:
             run()
         return
@@ -223,6 +237,23 @@ def _forward(roots, clear_buffer, clear_no_need_grad, pre_hook, post_hook):
         if sched is not None:
             for n in sched[i]:
                 n.data.clear()
+        if recorder is not None:
+            _record(recorder, f)
+
+
+def _flags(node, seed=None):
+    """(data, grad) ``clear_called`` of ``node``; ``seed``: the grad array it stands for."""
+    grad = node.grad if seed is None else seed
+    return (node.data.clear_called, grad.clear_called)
+
+
+def _record(recorder, f, state=None):
+    """Give the active clear-called recorder ``f``'s input and output flags."""
+    root = None if state is None else state.root
+    outs = [r() for r in f.out_refs]
+    recorder.record([_flags(n) for n in f.in_nodes if n is not None],
+                    [_flags(n, state.seed if n is root else None) for n in outs
+                     if n is not None])
 
 
 def _python_forward(f):
@@ -233,19 +264,23 @@ def _python_forward(f):
 class _Pass:
     """State of one backward pass: which intermediate grads were written."""
 
-    __slots__ = ("root", "seed", "written")
+    __slots__ = ("root", "seed", "written", "temporary_seed", "visits")
 
-    def __init__(self, root, seed):
+    def __init__(self, root, seed, temporary_seed=False):
         self.root = root
         self.seed = seed
         self.written = set()
+        self.temporary_seed = temporary_seed    # made for this pass: clear_buffer clears it
+        self.visits = {}        # recomputation: uses of each node seen so far
 
 
 def backward(root, seed, clear_buffer=False, communicator_callbacks=None,
-             pre_hook=None, post_hook=None):
-    """Back-propagate from node ``root`` starting from gradient ``seed`` (a SyncedArray)."""
+             pre_hook=None, post_hook=None, temporary_seed=False):
+    """Back-propagate from node ``root`` starting from gradient ``seed`` (a SyncedArray;
+    ``temporary_seed``: made for this call from a scalar or host array)."""
     with np.errstate(**_QUIET):
-        _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_hook)
+        _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_hook,
+                  temporary_seed)
 
 
 def _backward_steps(plan):
@@ -266,18 +301,24 @@ def _backward_steps(plan):
     return steps
 
 
-def _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_hook):
+def _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_hook,
+              temporary_seed=False):
     plan = get_plan([root])
     if not plan.functions:
         return
-    state = _Pass(root, seed)
+    state = _Pass(root, seed, temporary_seed)
     callbacks = _as_list(communicator_callbacks)
     steps = _backward_steps(plan)
-    if not (callbacks or clear_buffer or pre_hook or post_hook):
+    recorder = STATE.clear_called_recorder
+    if not (callbacks or clear_buffer or pre_hook or post_hook or recorder is not None
+            or plan.recomputes):
         for f, pd, run in steps:
             run(state) if run is not _python_backward else run(f, pd, state)
         return
+    reads = plan.backward_reads() if plan.recomputes else None
     for f, pd, run in steps:
+        if reads is not None:
+            _recompute_for(f, pd, state, reads, recorder)
         if pre_hook is not None:
             pre_hook(f)
         run(state) if run is not _python_backward else run(f, pd, state)
@@ -287,7 +328,9 @@ def _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_h
             if hasattr(cb, "on_finish_function_backward"):
                 cb.on_finish_function_backward(f)
         if clear_buffer:
-            _release_after_backward(f, root)
+            _release_after_backward(f, state)
+        if recorder is not None:
+            _record(recorder, f, state)
     for cb in callbacks:
         if hasattr(cb, "on_finish_backward"):
             cb.on_finish_backward()
@@ -420,15 +463,88 @@ def _keeps_inputs(f):
     return not f.python and f.spec.keeps_inputs
 
 
-def _release_after_backward(f, root):
+def _inplaced(f):
+    """Ids of the nodes an in-place function shares (its first input and first output):
+    nnabla never clears them in a forward pass."""
+    if f.python or not f._args.get("inplace") or not f.in_nodes or f.in_nodes[0] is None:
+        return ()
+    out = f.out_refs[0]() if f.out_refs else None
+    return (id(f.in_nodes[0]),) if out is None else (id(f.in_nodes[0]), id(out))
+
+
+def _release_after_backward(f, state):
+    """``clear_buffer``: clear the data and grads of ``f``'s outputs once its backward ran
+    (not the root's own grad, persistent outputs, nor inputs of functions keeping them)."""
     for ref in f.out_refs:
         n = ref()
-        if n is None or n is root or n.persistent:
+        if n is None or n.persistent:
+            continue
+        if n is state.root:
+            if state.temporary_seed:
+                state.seed.clear()
             continue
         if any(g is not None and _keeps_inputs(g) for g in (r() for r in n.refs)):
             continue
-        n.grad.release()
-        n.data.release()
+        n.grad.clear()
+        if id(n) not in _inplaced(f):       # the data is the input's too
+            n.data.clear()
+
+
+# -- recomputation during backward ---------------------------------------------------------
+def _recompute_for(f, pd, state, reads, recorder):
+    """Before ``f``'s backward step, rebuild the cleared ``recompute`` data it reads.
+
+    As nnabla: the outputs and inputs that step reads and that were cleared are rebuilt by
+    re-running their parents in forward order (going up only through cleared data); after
+    each re-run, the inputs no backward step reads are cleared again.
+    """
+    ins, outs = _backward_reads(f)
+    if not any(pd):
+        return
+    closed = set()
+    for o in outs:
+        node = f.out_refs[o]()
+        if node is not None and node.recompute and node.data.clear_called:
+            _recompute_visit(f, closed, state, reads, recorder)
+    for i in ins:
+        node = f.in_nodes[i]
+        if node is not None and node.parent is not None and node.recompute \
+                and node.data.clear_called and id(node.parent) not in closed:
+            _recompute_visit(node.parent, closed, state, reads, recorder)
+
+
+def _recompute_visit(func, closed, state, reads, recorder):
+    closed.add(id(func))
+    for n in func.in_nodes:
+        if n is not None and n.parent is not None and id(n.parent) not in closed \
+                and n.data.clear_called:
+            _recompute_visit(n.parent, closed, state, reads, recorder)
+    if func.python:
+        _python_forward(func)
+    else:
+        func.run_forward(replay=True)
+    _clear_after_recompute(func, state, reads)
+    if recorder is not None:
+        _record(recorder, func)
+
+
+def _clear_after_recompute(func, state, reads):
+    """nnabla's ``clear_no_need_grad`` rule within a recomputation: an input is cleared at
+    its last use unless a backward step reads it (``reads``), it is a leaf, persistent, or
+    shared in place."""
+    inplaced = _inplaced(func)
+    for n in func.in_nodes:
+        if n is None:
+            continue
+        uses = sum(1 for r in n.refs if r() is not None)
+        if uses > 1:
+            seen = state.visits[id(n)] = state.visits.get(id(n), 0) + 1
+            if seen < uses:
+                continue
+        if n.parent is None or n.persistent or id(n) in reads or id(n) in inplaced \
+                or _keeps_inputs(func):
+            continue
+        n.data.clear()
 
 
 # -- structure edits -----------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ._array import F32, SyncedArray
 from .array_family import HOST
 from . import _graph
 from ._nd_array import NdArray
+from ._state import STATE
 
 
 class VarNode:
@@ -122,6 +123,7 @@ class Variable:
     def __init__(self, shape=(), need_grad=False):
         node = self._node = VarNode(_shape_arg(shape, "nn.Variable"), bool(need_grad))
         node.owner = weakref.ref(self)
+        node.recompute = STATE.global_recompute       # nn.recompute() scopes, as nnabla
 
     def __del__(self):
         node = self._node
@@ -294,8 +296,13 @@ class Variable:
                 or None to use the current ``self.g``. This variable's ``g`` is not changed.
             clear_buffer (bool): release intermediate buffers as soon as possible.
         """
-        _graph.backward(self._node, _seed(self._node, grad), clear_buffer,
-                        communicator_callbacks, function_pre_hook, function_post_hook)
+        node = self._node
+        seed = _seed(node, grad)
+        # a seed made here from a scalar or host array is this call's: clear_buffer clears it
+        temporary = seed is not node._grad and not (isinstance(grad, NdArray)
+                                                    and seed is grad._array)
+        _graph.backward(node, seed, clear_buffer, communicator_callbacks, function_pre_hook,
+                        function_post_hook, temporary)
 
     def get_unlinked_variable(self, need_grad=None):
         """A new variable sharing data and grad, without a parent."""
@@ -303,6 +310,7 @@ class Variable:
         node = VarNode(self.shape, self._node.need_grad if need_grad is None else bool(need_grad))
         node.data, node.grad = self._node.data, self._node.grad
         node.owner = weakref.ref(v)
+        node.recompute = STATE.global_recompute
         v._node = node
         return v
 
