@@ -71,3 +71,39 @@ def test_spectral_norm_in_test_mode_has_the_training_mode_s_finite_gradient(dim)
     assert np.isfinite(results[True][1]).all()
     np.testing.assert_array_equal(results[True][2], u0)          # test mode leaves u alone
     assert not np.array_equal(results[False][2], u0)
+
+
+def test_prod_gradient_at_a_row_s_only_zero_is_the_product_of_the_others():
+    # README "Deliberate differences": nnabla 1.39 gives 0 there ([[0, 0, 0, 0], ...] here).
+    x = nn.Variable.from_numpy_array(
+        np.array([[0.5, 0.0, -1.5, 2.0], [1.25, -0.75, 0.0, 0.0]], np.float32), need_grad=True)
+    y = F.prod(x, axis=1)
+    y.forward()
+    x.grad.zero()
+    y.backward(np.ones(2, np.float32))
+    np.testing.assert_array_equal(y.d, [0, 0])
+    # Row 0: d/dx1 = 0.5 * -1.5 * 2; row 1 has two zeros, so every derivative is 0.
+    np.testing.assert_allclose(x.g, [[0, -1.5, 0, 0], [0, 0, 0, 0]])
+
+
+def test_batch_normalization_on_running_statistics_differentiates_them():
+    # README "Deliberate differences": nnabla 1.39 gives mean and variance zero gradients
+    # when batch_stat=False (and in fused_convolution's inference mode).
+    rng = np.random.RandomState(0)
+    arrays = [rng.randn(2, 3, 2), rng.randn(1, 3, 1), rng.randn(1, 3, 1), rng.randn(1, 3, 1),
+              rng.rand(1, 3, 1) + 0.5]
+    x, beta, gamma, mean, variance = [
+        nn.Variable.from_numpy_array(a.astype(np.float32), need_grad=True) for a in arrays]
+    y = F.batch_normalization(x, beta, gamma, mean, variance, batch_stat=False, eps=1e-5)
+    y.forward()
+    for v in (x, beta, gamma, mean, variance):
+        v.grad.zero()
+    dy = rng.randn(2, 3, 2)
+    y.backward(dy.astype(np.float32))
+    x64, g64, m64, v64 = (a.astype(np.float32).astype(np.float64)
+                          for a in (arrays[0], arrays[2], arrays[3], arrays[4]))
+    inv_std = 1 / np.sqrt(v64 + 1e-5)
+    np.testing.assert_allclose(mean.g, -(dy * g64 * inv_std).sum((0, 2), keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(variance.g, (dy * g64 * (x64 - m64)).sum((0, 2), keepdims=True)
+                               * -0.5 * inv_std ** 3, rtol=1e-5, atol=1e-6)
