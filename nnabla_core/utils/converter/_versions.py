@@ -12,7 +12,7 @@ import os
 import urllib.request
 from collections import OrderedDict
 
-from . import get_function_info
+from ._function_table import get_function_info
 
 # Outputs nnabla 1.39's function table lists where the spec has more (the statistics and
 # indices some of these functions give on request are not in nnabla's table). Recorded by

@@ -18,7 +18,7 @@ import types
 
 import numpy as np
 
-from .. import get_function_info
+from .._function_table import get_function_info
 from . import _nnb_tables
 from ._buffers import plan_buffers
 

@@ -2,14 +2,7 @@
 ``pip install nnabla[onnx]``)."""
 
 
-def require_onnx():
-    """The ``onnx`` module, or an ImportError saying how to install it."""
-    try:
-        import onnx
-    except ImportError:
-        raise ImportError("nnabla.utils.converter: ONNX conversion needs the 'onnx' package; "
-                          "install it with: pip install 'nnabla[onnx]'") from None
-    return onnx
+from ._require import require_onnx  # noqa: F401
 
 
 def __getattr__(name):

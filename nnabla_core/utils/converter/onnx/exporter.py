@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import require_onnx
+from ._require import require_onnx
 from ._export_ops import EXPORTERS, Unsupported
 from ._graph import OnnxGraph
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import types
 
-from . import require_onnx
+from ._require import require_onnx
 from ._import_ops import IMPORTERS, Unsupported
 from ._nnp_builder import NnpBuilder
 
