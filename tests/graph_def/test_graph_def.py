@@ -137,3 +137,36 @@ def test_saving_to_an_unknown_extension_names_it(tmp_path):
 def test_a_wrong_argument_is_reported_while_recording():
     with pytest.raises(Exception, match="affine"):
         F.affine(nn.ProtoVariable((2, 3)), nn.Variable((4, 5)))
+
+
+TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "tools",
+                    "record_converter_graph_def.py")
+INTEROP_MODELS = ("mlp", "cnn_flat", "res_unit")
+FORMATS = (".nnp", ".nntxt", ".protobuf")
+
+
+def test_graphs_saved_here_load_in_nnabla_with_the_same_outputs(tmp_path):
+    import json
+    import subprocess
+
+    reference = os.environ.get("NNABLA_REFERENCE_PYTHON")
+    if not reference:
+        pytest.skip("NNABLA_REFERENCE_PYTHON is not set: no nnabla 1.39 to load our files")
+    for name in INTEROP_MODELS:
+        nn.clear_parameters()
+        nn.graph_def.reset_default_graph()
+        g = models.MODELS[name]()
+        network = g.default_graph()
+        x = models.random_inputs(network, batch_size=network.variables[network.inputs[0]]
+                                 .shape[0])[0]
+        y = g(nn.Variable.from_numpy_array(x))
+        y.forward()
+        np.savez(str(tmp_path / f"{name}_io.npz"), x=x, y=y.d)
+        for ext in FORMATS:
+            g.save(str(tmp_path / f"{name}{ext}"), include_parameter=True)
+    done = subprocess.run([reference, TOOL, "--check", str(tmp_path)], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    differences = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(differences) == sorted(f"{m}{e}" for m in INTEROP_MODELS for e in FORMATS)
+    assert max(differences.values()) < 1e-5, differences
