@@ -62,7 +62,10 @@ BN_TESTS = ("tests/functions/test_recorded_nnabla_values.py", "tests/functions/t
             "tests/functions/test_functions.py", "-k",
             "atch_normalization or BatchNormalization")
 ENGINE_TESTS = ("tests/core/test_graph.py", "tests/core/test_function_calls.py",
-                "tests/functions/test_functions.py", "-k", "not half")
+                "tests/core/test_keeps_inputs.py", "tests/core/test_auto_forward_memory.py",
+                "tests/functions/test_functions.py", "-k",
+                "not test_functions or accumulates or modes")
+GRAPH = "nnabla_core/_graph.py"
 GELU_ERF = """    import math
     erf = xp.vectorize(math.erf)
     pdf = xp.exp(-x * x / 2) / math.sqrt(2 * math.pi)
@@ -180,6 +183,24 @@ MUTANTS = [
            "if add and (grad.heads or grad.fill_value not in (None, 0)):",
            "if False and (grad.heads or grad.fill_value not in (None, 0)):", ENGINE_TESTS,
            "gradients overwrite instead of accumulating"),
+    Mutant("need-grad-ignores-stop", GRAPH,
+           "eff[id(n)] = any_in if n.stop is None else not n.stop", "eff[id(n)] = any_in",
+           ENGINE_TESTS, "an intermediate's explicit need_grad is overridden by propagation"),
+    Mutant("need-grad-through-non-differentiable", GRAPH,
+           "any_in = any_in and f.spec.differentiable if not f.python else any_in",
+           "any_in = any_in if not f.python else any_in", ENGINE_TESTS,
+           "need_grad propagates through non-differentiable functions"),
+    Mutant("clear-no-need-grad-clears-backward-reads", GRAPH,
+           "        needed |= plan.backward_reads()\n", "        needed |= set()\n",
+           ENGINE_TESTS, "clear_no_need_grad also clears data a backward step reads"),
+    Mutant("clear-buffer-clears-persistent", GRAPH,
+           "if n.parent is None or n.persistent or key in roots or key in kept:",
+           "if n.parent is None or key in roots or key in kept:", ENGINE_TESTS,
+           "forward(clear_buffer=True) clears persistent variables"),
+    Mutant("backward-clear-ignores-kept-inputs", GRAPH,
+           "        if any(g is not None and _keeps_inputs(g) for g in (r() for r in n.refs)):\n"
+           "            continue\n", "", ENGINE_TESTS,
+           "backward(clear_buffer=True) clears inputs another function keeps"),
 ]
 
 
