@@ -170,3 +170,23 @@ def test_graphs_saved_here_load_in_nnabla_with_the_same_outputs(tmp_path):
     differences = json.loads(done.stdout.strip().splitlines()[-1])
     assert sorted(differences) == sorted(f"{m}{e}" for m in INTEROP_MODELS for e in FORMATS)
     assert max(differences.values()) < 1e-5, differences
+
+
+NNP_DATA = os.path.join(os.path.dirname(__file__), "..", "data", "nnp")
+
+
+@pytest.mark.parametrize("ext", FORMATS)
+@pytest.mark.parametrize("model", ["mlp", "cnn_bn", "resnet", "lstm"])
+def test_files_written_by_nnabla_load_as_graphs_with_its_outputs(model, ext):
+    arrays = np.load(os.path.join(NNP_DATA, f"{model}_io.npz"))
+    batch_axis = 1 if model == "lstm" else 0
+    g = nn.graph_def.load(os.path.join(NNP_DATA, f"{model}{ext}"),
+                          batch_size=arrays["x"].shape[batch_axis])
+    network = g.default_graph()
+    inputs = [nn.Variable.from_numpy_array(arrays["x"])]
+    for name in network.inputs[1:]:      # the LSTM's initial states, zeros when recorded
+        shape = network.variables[name].shape
+        inputs.append(nn.Variable.from_numpy_array(np.zeros(shape, np.float32)))
+    y = network(*inputs)
+    y.forward()
+    np.testing.assert_allclose(y.d, arrays["y"], rtol=1e-5, atol=1e-6)
