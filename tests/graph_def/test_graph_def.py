@@ -187,6 +187,8 @@ def test_files_written_by_nnabla_load_as_graphs_with_its_outputs(model, ext):
     for name in network.inputs[1:]:      # the LSTM's initial states, zeros when recorded
         shape = network.variables[name].shape
         inputs.append(nn.Variable.from_numpy_array(np.zeros(shape, np.float32)))
-    y = network(*inputs)
+    outputs = network(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    y = outputs[network.outputs.index("y")]
     y.forward()
     np.testing.assert_allclose(y.d, arrays["y"], rtol=1e-5, atol=1e-6)
