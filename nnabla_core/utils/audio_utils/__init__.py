@@ -73,7 +73,7 @@ def auread(path, channel_first=False, raw_format_param=None, **kwargs):
     Raises:
         ValueError: ``path`` is a text stream, or the format is not supported.
     """
-    from nnabla.utils.data_source_loader import ResourceFileReader
+    from nnabla.utils._resource_files import ResourceFileReader
     source = ResourceFileReader(path)
     return backend_manager.module.auread(source, channel_first=channel_first,
                                          raw_format_param=None, **kwargs)

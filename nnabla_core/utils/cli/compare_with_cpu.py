@@ -110,7 +110,7 @@ def compare_with_cpu_command(args):
     os.makedirs(args.outdir, exist_ok=True)
     configure_progress(os.path.join(args.outdir, "progress.txt"))
     config, parameters = _load_in_scope(args.config, "current")
-    config_cpu, parameters_cpu = _load_in_scope(args.config2, "cpu")
+    config_cpu, parameters_cpu = _load_in_scope(args.config2, "reference")
     result_array = [["1-Correl"]]
     with ExitStack() as stack:
         for c in (config, config_cpu):

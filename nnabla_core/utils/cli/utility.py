@@ -132,9 +132,9 @@ def create_communicator():
         ImportError: when the context's backend has no MPI transport installed.
     """
     import nnabla.communicators as C
-    from nnabla.ext_utils import get_extension_context
+    from nnabla.context import get_current_context
 
-    comm = C.MultiProcessDataParallelCommunicator(get_extension_context("cpu"))
+    comm = C.MultiProcessDataParallelCommunicator(get_current_context())
     comm.init()
     set_communicator(comm)
     return comm

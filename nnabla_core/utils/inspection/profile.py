@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from nnabla.array_family import HOST_FAMILY
 from nnabla.ext_utils import import_extension_module
 
 from .base import FunctionHookCallbackBase
@@ -113,7 +114,7 @@ class TimeProfiler(FunctionHookCallbackBase):
     """
 
     def __init__(self, ext_name, device_id):
-        if ext_name == "cpu":
+        if ext_name == HOST_FAMILY:      # the host: wall-clock timers
             self.profiler = CpuTimerCallback
         elif ext_name in ("cuda", "cudnn"):
             self.profiler = import_extension_module(
