@@ -26,6 +26,10 @@ from .plugins.resolve import resolve
 
 _memo = cache()
 _MEMO_LIMIT = 50000
+# The imperative fast path of the generated ``F.*`` wrappers (``_function_wrappers``):
+# (function name, input shapes, argument values, context backends, registry version) ->
+# the runner of a call whose inputs are all NdArrays. Filled by :func:`call`.
+imperative_runners = cache()
 
 # Records a call whose inputs include an nn.graph_def ProtoVariable (set by nnabla.core).
 proto_recorder = None
@@ -91,6 +95,8 @@ def call(spec, inputs, kw, n_outputs=-1, outputs=None):
     ctx = stack[-1] if stack else STATE.default_context
     args, out_shapes, binding, plan, kernel, runner = _setup(spec, in_shapes, kw, ctx, n_outputs)
     if imperative and runner is not None and outputs is None:
+        if n_outputs == -1 and None not in arrays:
+            _remember_imperative(spec, in_shapes, kw, ctx, runner)
         return NdArray._wrap(runner(arrays))
     if kernel is None:
         kernel = _execute.new_kernel(binding, spec, args, in_shapes, out_shapes)
@@ -102,6 +108,19 @@ def call(spec, inputs, kw, n_outputs=-1, outputs=None):
     if len(result) == 1 and not spec.outputs[-1].variadic:
         return result[0]
     return tuple(result)
+
+
+def _remember_imperative(spec, in_shapes, kw, ctx, runner):
+    """Record ``runner`` for the wrappers' fast path (inputs all NdArrays, hashable
+    arguments, no ``outputs``/``n_outputs``): the key is what the wrapper can build
+    from its own parameters without binding or checking anything again."""
+    try:
+        key = (spec.name, in_shapes, tuple(kw.values()), tuple(ctx.backend), REGISTRY.version)
+        if len(imperative_runners) > _MEMO_LIMIT:
+            imperative_runners.clear()
+        imperative_runners[key] = runner
+    except TypeError:           # an unhashable argument value: no fast path
+        pass
 
 
 def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **kw):

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import keyword
 
-from ._dispatch import call
+from ._dispatch import call, imperative_runners
+from ._nd_array import NdArray
 from ._spec.base import REQUIRED
+from ._state import STATE
+from .plugins import REGISTRY
 
 def _docstring(spec):
     lines = [spec.doc or f"{spec.name} function.", "", "Args:"]
@@ -61,9 +64,37 @@ def _generated(spec):
     params += ["n_outputs=-1", "outputs=None"]
     kwargs = "{" + ", ".join(f"{a.name!r}: {a.name}" for a in spec.args) + "}"
     source = (f"def {spec.snake}({', '.join(params)}):\n"
-              f"    return _call(_spec, {inputs}, {kwargs}, n_outputs, outputs)\n")
+              + _fast_path(spec, namespace)
+              + f"    return _call(_spec, {inputs}, {kwargs}, n_outputs, outputs)\n")
     exec(compile(source, f"<nnabla.functions.{spec.snake}>", "exec"), namespace)
     return namespace[spec.snake]
+
+
+def _fast_path(spec, namespace):
+    """Source lines running an imperative call (every input an NdArray) whose runner
+    :func:`nnabla._dispatch.call` recorded for the same shapes, arguments, context and
+    plugin registry: no binding, checking or resolution is repeated. Functions with
+    optional inputs always take the general path."""
+    if not spec.inputs or any(i.optional for i in spec.inputs):
+        return ""
+    namespace.update(_imp=imperative_runners, _State=STATE, _Reg=REGISTRY, _Nd=NdArray,
+                     _wrap=NdArray._wrap, _name=spec.name)
+    names = [i.name for i in spec.inputs]
+    is_nd = " and ".join(f"{n}.__class__ is _Nd" for n in names)
+    arrays = "(" + "".join(f"{n}._array, " for n in names) + ")"
+    shapes = "(" + "".join(f"_a[{k}].shape, " for k in range(len(names))) + ")"
+    args = "(" + "".join(f"{a.name}, " for a in spec.args) + ")"
+    return (f"    if outputs is None and n_outputs == -1 and {is_nd}:\n"
+            f"        _a = {arrays}\n"
+            f"        _s = _State.context_stack\n"
+            f"        _c = _s[-1] if _s else _State.default_context\n"
+            f"        try:\n"
+            f"            _r = _imp.get((_name, {shapes}, {args}, tuple(_c.backend),\n"
+            f"                           _Reg.version))\n"
+            f"        except TypeError:\n"
+            f"            _r = None\n"
+            f"        if _r is not None:\n"
+            f"            return _wrap(_r(_a))\n")
 
 
 def _call_variadic(spec, inputs, kw):
