@@ -114,6 +114,8 @@ def _remember_imperative(spec, in_shapes, kw, ctx, runner):
     """Record ``runner`` for the wrappers' fast path (inputs all NdArrays, hashable
     arguments, no ``outputs``/``n_outputs``): the key is what the wrapper can build
     from its own parameters without binding or checking anything again."""
+    if tuple(kw) != tuple(a.name for a in spec.args):
+        return                  # not the wrapper's complete, ordered arguments
     try:
         key = (spec.name, in_shapes, tuple(kw.values()), tuple(ctx.backend), REGISTRY.version)
         if len(imperative_runners) > _MEMO_LIMIT:
