@@ -214,6 +214,11 @@ def _create_parameter(name, initializer, shape, need_grad):
         f"such as nnabla.initializer.BaseInitializer; given {type(initializer).__name__}")
 
 
+def _create_parameter_by_initializer(initializer, shape, need_grad):
+    """A new parameter variable from ``initializer`` (nnabla's name for it; None: zeros)."""
+    return _create_parameter("<new parameter>", initializer, shape, need_grad)
+
+
 class _ParameterInfo:
     """What a parameter was created with (kept as ``Variable.info``, as nnabla does)."""
 
