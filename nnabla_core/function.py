@@ -60,6 +60,11 @@ class Function:
         return FunctionInfo(self.spec.name, self.args)
 
     @property
+    def arguments(self):
+        """The arguments (as :attr:`args`; nnabla names them both ways)."""
+        return self.args
+
+    @property
     def args(self):
         # nnabla hands repeated arguments (pad, axes, ...) out as lists
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self._args.items()}
