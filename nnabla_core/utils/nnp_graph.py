@@ -334,6 +334,36 @@ class NnpNetworkPass:
             f.proto.batch_normalization_param.batch_stat = batch_stat
             return f
 
+    # -- nnabla's per-item hooks (what a graph builder calls for each variable/function) --
+    def _apply_function_pass_by_name(self, f, variables, param_scope):
+        callback = self._passes_by_name.get(f.name)
+        return f if callback is None else callback(f, variables, param_scope)
+
+    def _apply_function_pass_by_type(self, f, variables, param_scope):
+        callback = self._passes_by_type.get(f.proto.type)
+        return f if callback is None else callback(f, variables, param_scope)
+
+    def _apply_generate_variable(self, v):
+        if v.name in self._variable_callbacks:
+            v = self._variable_callbacks[v.name](v)
+        if self._fix_parameters:
+            v.need_grad = False
+        return v
+
+    def _apply_generate_function_by_name(self, f):
+        callback = self._function_callbacks_by_name.get(f.name)
+        return f if callback is None else callback(f)
+
+    def _apply_generate_function_by_type(self, f):
+        callback = self._function_callbacks_by_type.get(f.proto.type)
+        return f if callback is None else callback(f)
+
+    def _apply_use_up_to(self, variables):
+        for v in variables:
+            if v.name in self._use_up_to_variables:
+                self.verbose(f"Stopping at {v.name}.")
+                v.stop = True
+
     # -- application (called by NnpLoader.get_network) -----------------------------------
     def _apply(self, graph):
         graph.check_shapes = False
