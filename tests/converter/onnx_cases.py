@@ -92,8 +92,109 @@ CASES = {
 }
 
 
-def inputs(shapes, low, high, seed=0):
+def _ints(high):
+    """Integer-valued float inputs in [0, high) (labels, indices, exact comparisons)."""
+    return lambda shapes, rng: [np.floor(rng.uniform(0, high, s)).astype(np.float32)
+                                for s in shapes]
+
+
+def _mixed(*makers):
+    """Input i from ``makers[i](shape, rng)``."""
+    return lambda shapes, rng: [m(s, rng) for m, s in zip(makers, shapes)]
+
+
+def _randn(s, rng):
+    return rng.randn(*s).astype(np.float32)
+
+
+def _label(high):
+    return lambda s, rng: np.floor(rng.uniform(0, high, s)).astype(np.float32)
+
+
+def _prob(s, rng):
+    return rng.uniform(0.05, 0.95, s).astype(np.float32)
+
+
+def _with_special_values(shapes, rng):
+    x = rng.randn(*shapes[0]).astype(np.float32)
+    x.flat[0], x.flat[1], x.flat[2] = np.nan, np.inf, 0.0
+    return [x]
+
+
+def _ln(x):
+    return PF.layer_normalization(x, name="ln")
+
+
+def _in(x):
+    return PF.instance_normalization(x, name="in")
+
+
+def _gn(x):
+    return PF.group_normalization(x, 2, name="gn")
+
+
+def _fused(x, z):
+    y = PF.fused_batch_normalization(x, z, batch_stat=False, name="fbn")
+    return y
+
+
+CASES.update({
+    "CReLU": _unary(F.crelu), "CELU": _unary(lambda x: F.celu(x, 0.5)),
+    "Round": ([(2, 8)], F.round, lambda shapes, rng: [
+        (np.floor(rng.uniform(-6, 6, shapes[0])) / 2).astype(np.float32)]),
+    "Sinc": ([(2, 5)], F.sinc, lambda shapes, rng: [
+        np.where(np.arange(10).reshape(2, 5) < 2, 0.0, rng.randn(2, 5)).astype(np.float32)]),
+    "CumSum": _unary(lambda x: F.cumsum(x, axis=1, exclusive=True, reverse=True)),
+    "Greater": ([(3, 4), (3, 4)], F.greater, _ints(3)),
+    "GreaterEqual": ([(3, 4), (3, 4)], F.greater_equal, _ints(3)),
+    "Less": ([(3, 4), (3, 4)], F.less, _ints(3)),
+    "LessEqual": ([(3, 4), (3, 4)], F.less_equal, _ints(3)),
+    "Equal": ([(3, 4), (3, 4)], F.equal, _ints(3)),
+    "NotEqual": ([(3, 4), (3, 4)], F.not_equal, _ints(3)),
+    "GreaterScalar": ([(3, 4)], lambda x: F.greater_scalar(x, 1.0), _ints(3)),
+    "GreaterEqualScalar": ([(3, 4)], lambda x: F.greater_equal_scalar(x, 1.0), _ints(3)),
+    "LessScalar": ([(3, 4)], lambda x: F.less_scalar(x, 1.0), _ints(3)),
+    "LessEqualScalar": ([(3, 4)], lambda x: F.less_equal_scalar(x, 1.0), _ints(3)),
+    "EqualScalar": ([(3, 4)], lambda x: F.equal_scalar(x, 1.0), _ints(3)),
+    "NotEqualScalar": ([(3, 4)], lambda x: F.not_equal_scalar(x, 1.0), _ints(3)),
+    "LogicalAnd": ([(3, 4), (3, 4)], F.logical_and, _ints(2)),
+    "LogicalOr": ([(3, 4), (3, 4)], F.logical_or, _ints(2)),
+    "LogicalXor": ([(3, 4), (3, 4)], F.logical_xor, _ints(2)),
+    "LogicalNot": ([(3, 4)], F.logical_not, _ints(2)),
+    "Where": ([(3, 4), (3, 4), (3, 4)], F.where, _mixed(_label(2), _randn, _randn)),
+    "IsNaN": ([(2, 4)], F.isnan, _with_special_values),
+    "IsInf": ([(2, 4)], F.isinf, _with_special_values),
+    "ResetNaN": ([(2, 4)], lambda x: F.reset_nan(x, 7.0), _with_special_values),
+    "ResetInf": ([(2, 4)], lambda x: F.reset_inf(x, -7.0), _with_special_values),
+    "HuberLoss": ([(3, 4), (3, 4)], lambda a, b: F.huber_loss(a, b, 0.8), (None, None)),
+    "EpsilonInsensitiveLoss": ([(3, 4), (3, 4)],
+                               lambda a, b: F.epsilon_insensitive_loss(a, b, 0.5),
+                               (None, None)),
+    "SigmoidCrossEntropy": ([(3, 4), (3, 4)], F.sigmoid_cross_entropy,
+                            _mixed(_randn, _label(2))),
+    "BinaryCrossEntropy": ([(3, 4), (3, 4)], F.binary_cross_entropy, _mixed(_prob, _prob)),
+    "SoftmaxCrossEntropy": ([(3, 5), (3, 1)], lambda x, t: F.softmax_cross_entropy(x, t),
+                            _mixed(_randn, _label(5))),
+    "CategoricalCrossEntropy": ([(3, 5), (3, 1)],
+                                lambda x, t: F.categorical_cross_entropy(F.softmax(x), t),
+                                _mixed(_randn, _label(5))),
+    "Norm": ([(2, 3, 4)], lambda x: F.norm(x, p=3.0, axis=(1, 2)), (None, None)),
+    "FusedBatchNormalization": ([(2, 3, 4, 4), (2, 3, 4, 4)], _fused, (None, None)),
+    "LayerNormalization": ([(2, 3, 4)], _ln, (None, None)),
+    "InstanceNormalization": ([(2, 3, 4, 4)], _in, (None, None)),
+    "GroupNormalization": ([(2, 4, 3, 3)], _gn, (None, None)),
+    "Interpolate": ([(2, 3, 4, 5)],
+                    lambda x: F.interpolate(x, output_size=(7, 9), mode="linear",
+                                            align_corners=True), (None, None)),
+    "Unpooling": ([(2, 3, 2, 3)], lambda x: F.unpooling(x, (2, 3)), (None, None)),
+    "Embed": ([(2, 3), (6, 4)], F.embed, _mixed(_label(6), _randn)),
+})
+
+
+def inputs(shapes, low, high=None, seed=0):
     rng = np.random.RandomState(seed)
+    if callable(low):
+        return low(shapes, rng)
     if low is None:
         return [rng.randn(*s).astype(np.float32) for s in shapes]
     return [rng.uniform(low, high, s).astype(np.float32) for s in shapes]

@@ -425,3 +425,264 @@ def _reduce(g, f, args, ins, outs):
         g.add(op, [ins[0], g.ints("axes", axes)], outs, keepdims=keep)
     else:
         g.add(op, ins, outs, axes=axes, keepdims=keep)
+
+
+# -- more activations and arithmetic -----------------------------------------------------
+@exporter("CReLU")
+def _crelu(g, f, args, ins, outs):
+    pos, neg = g.add("Relu", ins), g.add("Relu", [g.add("Neg", ins)])
+    g.add("Concat", [pos, neg], outs, axis=int(args["axis"]))
+
+
+@exporter("CELU")
+def _celu(g, f, args, ins, outs):
+    alpha = float(args["alpha"])
+    pos, neg = g.add("Elu", ins, alpha=alpha), g.add("Elu", [g.add("Neg", ins)], alpha=alpha)
+    g.add("Concat", [pos, neg], outs, axis=int(args["axis"]))
+
+
+@exporter("Round")
+def _round(g, f, args, ins, outs):
+    # nnabla rounds halves away from zero; ONNX's Round rounds them to even
+    magnitude = g.add("Floor", [g.add("Add", [g.add("Abs", ins), g.const("half", 0.5)])])
+    g.add("Mul", [g.add("Sign", ins), magnitude], outs)
+
+
+@exporter("Sinc")
+def _sinc(g, f, args, ins, outs):
+    zero = g.add("Equal", [ins[0], g.const("zero", 0.0)])
+    safe = g.add("Where", [zero, g.const("one", 1.0), ins[0]])
+    g.add("Where", [zero, g.const("one", 1.0), g.add("Div", [g.add("Sin", [safe]), safe])],
+          outs)
+
+
+@exporter("CumSum")
+def _cumsum(g, f, args, ins, outs):
+    g.add("CumSum", [ins[0], g.const("axis", int(args["axis"]), np.int64)], outs,
+          exclusive=int(bool(args["exclusive"])), reverse=int(bool(args["reverse"])))
+
+
+def _as_float(g, tensor, out=None):
+    return g.add("Cast", [tensor], out, to=1)
+
+
+def _as_bool(g, tensor):
+    return g.add("Cast", [tensor], to=9)
+
+
+_COMPARE = {"Greater": "Greater", "GreaterEqual": "GreaterOrEqual", "Less": "Less",
+            "LessEqual": "LessOrEqual", "Equal": "Equal"}
+_COMPARE_SCALAR = {"GreaterScalar": "Greater", "GreaterEqualScalar": "GreaterOrEqual",
+                   "LessScalar": "Less", "LessEqualScalar": "LessOrEqual",
+                   "EqualScalar": "Equal"}
+
+
+@exporter(*_COMPARE)
+def _compare(g, f, args, ins, outs):
+    _as_float(g, g.add(_COMPARE[f.type], ins[:2]), outs)
+
+
+@exporter(*_COMPARE_SCALAR)
+def _compare_scalar(g, f, args, ins, outs):
+    _as_float(g, g.add(_COMPARE_SCALAR[f.type], [ins[0], g.const("val", args["val"])]), outs)
+
+
+@exporter("NotEqual")
+def _not_equal(g, f, args, ins, outs):
+    _as_float(g, g.add("Not", [g.add("Equal", ins[:2])]), outs)
+
+
+@exporter("NotEqualScalar")
+def _not_equal_scalar(g, f, args, ins, outs):
+    _as_float(g, g.add("Not", [g.add("Equal", [ins[0], g.const("val", args["val"])])]), outs)
+
+
+_LOGICAL = {"LogicalAnd": "And", "LogicalOr": "Or", "LogicalXor": "Xor"}
+
+
+@exporter(*_LOGICAL)
+def _logical(g, f, args, ins, outs):
+    _as_float(g, g.add(_LOGICAL[f.type], [_as_bool(g, x) for x in ins[:2]]), outs)
+
+
+@exporter("LogicalNot")
+def _logical_not(g, f, args, ins, outs):
+    _as_float(g, g.add("Not", [_as_bool(g, ins[0])]), outs)
+
+
+@exporter("Where")
+def _where(g, f, args, ins, outs):
+    g.add("Where", [_as_bool(g, ins[0])] + ins[1:3], outs)
+
+
+@exporter("IsNaN", "IsInf")
+def _is_nan(g, f, args, ins, outs):
+    _as_float(g, g.add("IsNaN" if f.type == "IsNaN" else "IsInf", ins), outs)
+
+
+@exporter("ResetNaN", "ResetInf")
+def _reset_nan(g, f, args, ins, outs):
+    test = g.add("IsNaN" if f.type == "ResetNaN" else "IsInf", ins)
+    g.add("Where", [test, g.const("val", args["val"]), ins[0]], outs)
+
+
+# -- losses ------------------------------------------------------------------------------
+@exporter("HuberLoss")
+def _huber(g, f, args, ins, outs):
+    delta = float(args["delta"])
+    d = g.add("Sub", ins[:2])
+    a = g.add("Abs", [d])
+    linear = g.add("Mul", [g.add("Sub", [g.add("Mul", [a, g.const("two", 2.0)]),
+                                         g.const("delta", delta)]), g.const("delta", delta)])
+    g.add("Where", [g.add("Less", [a, g.const("delta", delta)]), g.add("Mul", [d, d]), linear],
+          outs)
+
+
+@exporter("EpsilonInsensitiveLoss")
+def _epsilon_insensitive(g, f, args, ins, outs):
+    a = g.add("Abs", [g.add("Sub", ins[:2])])
+    g.add("Relu", [g.add("Sub", [a, g.const("eps", float(args["epsilon"]))])], outs)
+
+
+@exporter("SigmoidCrossEntropy")
+def _sigmoid_cross_entropy(g, f, args, ins, outs):
+    x, t = ins[:2]      # max(x, 0) - x t + log(1 + exp(-|x|))
+    soft = g.add("Softplus", [g.add("Neg", [g.add("Abs", [x])])])
+    g.add("Add", [g.add("Sub", [g.add("Relu", [x]), g.add("Mul", [x, t])]), soft], outs)
+
+
+@exporter("BinaryCrossEntropy")
+def _binary_cross_entropy(g, f, args, ins, outs):
+    x, t = ins[:2]
+    one = g.const("one", 1.0)
+    pos = g.add("Mul", [t, g.add("Log", [x])])
+    neg = g.add("Mul", [g.add("Sub", [one, t]), g.add("Log", [g.add("Sub", [one, x])])])
+    g.add("Neg", [g.add("Add", [pos, neg])], outs)
+
+
+@exporter("SoftmaxCrossEntropy", "CategoricalCrossEntropy")
+def _softmax_cross_entropy(g, f, args, ins, outs):
+    x, t = ins[:2]
+    axis = int(args["axis"])
+    logp = g.add("LogSoftmax", [x], axis=axis) if f.type == "SoftmaxCrossEntropy" \
+        else g.add("Log", [x])
+    picked = g.add("GatherElements", [logp, g.add("Cast", [t], to=7)], axis=axis)
+    g.add("Neg", [picked], outs)
+
+
+@exporter("Norm")
+def _norm(g, f, args, ins, outs):
+    rank = len(g.shapes[ins[0]])
+    axes = [int(a) % rank for a in (args.get("axes") or range(rank))]
+    keep = int(bool(args["keep_dims"]))
+    p = float(args["p"])
+    if p in (1.0, 2.0):
+        op = "ReduceL1" if p == 1.0 else "ReduceL2"
+        if g.opset < 18:
+            g.add(op, ins, outs, axes=axes, keepdims=keep)
+        else:
+            g.add(op, [ins[0], g.ints("axes", axes)], outs, keepdims=keep)
+        return
+    powered = g.add("Pow", [g.add("Abs", ins), g.const("p", p)])
+    total = g.add("ReduceSum", [powered, g.ints("axes", axes)], keepdims=keep)
+    g.add("Pow", [total, g.const("inv_p", 1.0 / p)], outs)
+
+
+# -- normalization, resizing, lookup -----------------------------------------------------
+@exporter("FusedBatchNormalization")
+def _fused_batch_normalization(g, f, args, ins, outs):
+    if args["nonlinearity"] != "relu":
+        _refuse(f, f"nonlinearity {args['nonlinearity']!r}")
+    y = g.name("bn_out")
+    _batch_normalization(g, f, {**args, "no_scale": False, "no_bias": False}, ins[:5], [y])
+    if len(ins) > 5:
+        y = g.add("Add", [y, ins[5]])
+    g.add("Relu", [y], outs)
+
+
+def _normalized(g, x, axes, eps):
+    """(x - mean) / sqrt(var + eps) over ``axes``."""
+    axes_name = g.ints("axes", axes)
+    mean = g.add("ReduceMean", [x], axes=axes, keepdims=1) if g.opset < 18 else \
+        g.add("ReduceMean", [x, axes_name], keepdims=1)
+    centered = g.add("Sub", [x, mean])
+    square = g.add("Mul", [centered, centered])
+    var = g.add("ReduceMean", [square], axes=axes, keepdims=1) if g.opset < 18 else \
+        g.add("ReduceMean", [square, axes_name], keepdims=1)
+    std = g.add("Sqrt", [g.add("Add", [var, g.const("eps", float(eps))])])
+    return g.add("Div", [centered, std])
+
+
+def _scale_shift(g, args, y, ins, outs):
+    """``y * gamma + beta`` with the parameters the function has (beta first in NNP)."""
+    present = {"beta": not args.get("no_bias"), "gamma": not args.get("no_scale")}
+    names = iter(ins[1:])
+    beta = next(names) if present["beta"] else None
+    gamma = next(names) if present["gamma"] else None
+    if gamma is not None:
+        y = g.add("Mul", [y, gamma])
+    if beta is not None:
+        y = g.add("Add", [y, beta])
+    g.add("Identity", [y], outs)
+
+
+@exporter("LayerNormalization")
+def _layer_normalization(g, f, args, ins, outs):
+    rank = len(g.shapes[ins[0]])
+    batch = [int(a) % rank for a in args["batch_axis"]]
+    axes = [a for a in range(rank) if a not in batch]
+    _scale_shift(g, args, _normalized(g, ins[0], axes, args["eps"]), ins, outs)
+
+
+@exporter("InstanceNormalization")
+def _instance_normalization(g, f, args, ins, outs):
+    rank = len(g.shapes[ins[0]])
+    keep = {int(args["channel_axis"]) % rank} | {int(a) % rank for a in args["batch_axis"]}
+    axes = [a for a in range(rank) if a not in keep]
+    _scale_shift(g, args, _normalized(g, ins[0], axes, args["eps"]), ins, outs)
+
+
+@exporter("GroupNormalization")
+def _group_normalization(g, f, args, ins, outs):
+    shape = list(g.shapes[ins[0]])
+    channel = int(args["channel_axis"]) % len(shape)
+    groups = int(args["num_groups"])
+    if channel != 1 or [int(a) for a in args["batch_axis"]] != [0]:
+        _refuse(f, "only channel_axis=1 and batch_axis=(0,) are exported")
+    grouped = g.reshape(ins[0], [shape[0], groups, -1])
+    y = g.reshape(_normalized(g, grouped, [2], args["eps"]), shape)
+    _scale_shift(g, args, y, ins, outs)
+
+
+@exporter("Interpolate")
+def _interpolate(g, f, args, ins, outs):
+    if args.get("channel_last"):
+        _refuse(f, "channel_last=True is not exported")
+    mode = {"nearest": "nearest", "linear": "linear"}.get(args["mode"])
+    if mode is None:
+        _refuse(f, f"mode {args['mode']!r}")
+    if mode == "linear":
+        transform = ("align_corners" if args["align_corners"] else
+                     "half_pixel" if args["half_pixel"] else "asymmetric")
+        attrs = {}
+    else:
+        if args["align_corners"] or args["half_pixel_for_nn"]:
+            _refuse(f, "nearest with align_corners or half_pixel_for_nn is not exported")
+        transform, attrs = ("half_pixel" if args["half_pixel"] else "asymmetric",
+                            {"nearest_mode": "floor"})
+    sizes = g.ints("sizes", g.shapes[outs[0]])
+    g.add("Resize", [ins[0], "", "", sizes], outs, mode=mode,
+          coordinate_transformation_mode=transform, **attrs)
+
+
+@exporter("Unpooling")
+def _unpooling(g, f, args, ins, outs):
+    if args.get("channel_last"):
+        _refuse(f, "channel_last=True is not exported")
+    g.add("Resize", [ins[0], "", "", g.ints("sizes", g.shapes[outs[0]])], outs,
+          mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+
+
+@exporter("Embed")
+def _embed(g, f, args, ins, outs):
+    g.add("Gather", [ins[1], g.add("Cast", [ins[0]], to=7)], outs, axis=0)

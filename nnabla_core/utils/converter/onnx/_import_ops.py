@@ -516,3 +516,132 @@ def _reduce(ctx, node, attrs):
     ctx.nnp.add(_REDUCE[node.op_type], [x], node.output[0],
                 axes=tuple(sorted(int(a) % rank for a in axes)),
                 keep_dims=bool(attrs.get("keepdims", 1)))
+
+
+# -- logic, selection, casts -------------------------------------------------------------
+@importer("Cast")
+def _cast(ctx, node, attrs):
+    x = tensor(ctx, node.input[0])
+    to = int(attrs["to"])
+    if to == 9:             # bool: nonzero is true (NNP keeps 0/1 values)
+        ctx.nnp.add("NotEqualScalar", [x], node.output[0], val=0.0)
+    elif to in (1, 10, 11):
+        ctx.nnp.add("Identity", [x], node.output[0])
+    elif to in (2, 3, 4, 5, 6, 7, 12, 13):      # integers truncate toward zero
+        magnitude = ctx.nnp.add("Floor", [ctx.nnp.add("Abs", [x])])
+        ctx.nnp.add("Mul2", [ctx.nnp.add("Sign", [x], alpha=0.0), magnitude], node.output[0])
+    else:
+        _refuse(node, f"cast to element type {to} is not imported")
+
+
+_COMPARE = {"Greater": ("Greater", "GreaterScalar", "LessScalar"),
+            "GreaterOrEqual": ("GreaterEqual", "GreaterEqualScalar", "LessEqualScalar"),
+            "Less": ("Less", "LessScalar", "GreaterScalar"),
+            "LessOrEqual": ("LessEqual", "LessEqualScalar", "GreaterEqualScalar"),
+            "Equal": ("Equal", "EqualScalar", "EqualScalar")}
+
+
+@importer(*_COMPARE)
+def _compare(ctx, node, attrs):
+    a, b = node.input[:2]
+    pair, with_scalar, scalar_with = _COMPARE[node.op_type]
+    if _scalar(ctx, b) is not None and a not in ctx.constants:
+        ctx.nnp.add(with_scalar, [tensor(ctx, a)], node.output[0], val=_scalar(ctx, b))
+    elif _scalar(ctx, a) is not None and b not in ctx.constants:
+        ctx.nnp.add(scalar_with, [tensor(ctx, b)], node.output[0], val=_scalar(ctx, a))
+    else:
+        rank = max(_rank(ctx, a), _rank(ctx, b))
+        ctx.nnp.add(pair, [_same_rank(ctx, a, rank), _same_rank(ctx, b, rank)],
+                    node.output[0])
+
+
+_LOGICAL = {"And": "LogicalAnd", "Or": "LogicalOr", "Xor": "LogicalXor"}
+
+
+@importer(*_LOGICAL)
+def _logical(ctx, node, attrs):
+    a, b = node.input[:2]
+    rank = max(_rank(ctx, a), _rank(ctx, b))
+    ctx.nnp.add(_LOGICAL[node.op_type], [_same_rank(ctx, a, rank), _same_rank(ctx, b, rank)],
+                node.output[0])
+
+
+@importer("Not")
+def _not(ctx, node, attrs):
+    ctx.nnp.add("LogicalNot", [tensor(ctx, node.input[0])], node.output[0])
+
+
+@importer("IsNaN", "IsInf")
+def _is_nan(ctx, node, attrs):
+    if node.op_type == "IsInf" and not (attrs.get("detect_positive", 1) and
+                                        attrs.get("detect_negative", 1)):
+        _refuse(node, "detecting one sign of infinity is not imported")
+    ctx.nnp.add(node.op_type, [tensor(ctx, node.input[0])], node.output[0])
+
+
+@importer("Where")
+def _where(ctx, node, attrs):
+    shape = ctx.shapes.get(node.output[0])
+    rank = len(shape) if shape else max(_rank(ctx, n) for n in node.input)
+    inputs = []
+    for name in node.input:
+        v = _same_rank(ctx, name, rank)
+        if shape and ctx.nnp.shapes[v] != tuple(shape):
+            v = ctx.nnp.add("Broadcast", [v], shape=tuple(shape))
+        inputs.append(v)
+    ctx.nnp.add("Where", inputs, node.output[0])
+
+
+@importer("CumSum")
+def _cumsum(ctx, node, attrs):
+    x = tensor(ctx, node.input[0])
+    axis = int(const(ctx, node, 1).reshape(-1)[0]) % len(ctx.nnp.shapes[x])
+    ctx.nnp.add("CumSum", [x], node.output[0], axis=axis,
+                exclusive=bool(attrs.get("exclusive", 0)), reverse=bool(attrs.get("reverse", 0)))
+
+
+@importer("Gather")
+def _gather(ctx, node, attrs):
+    name = node.input[0]
+    data = ctx.constants.get(name) if name not in ctx.nnp.shapes else None
+    table = ctx.nnp.parameter(name, data) if data is not None else tensor(ctx, name)
+    if int(attrs.get("axis", 0)) != 0 or len(ctx.nnp.shapes[table]) != 2:
+        _refuse(node, "only a lookup in a 2-D table along axis 0 (Embed) is imported")
+    ctx.nnp.add("Embed", [tensor(ctx, node.input[1]), table], node.output[0])
+
+
+@importer("ReduceL1", "ReduceL2")
+def _reduce_norm(ctx, node, attrs):
+    x = tensor(ctx, node.input[0])
+    rank = len(ctx.nnp.shapes[x])
+    axes = const(ctx, node, 1, False)
+    axes = attrs.get("axes") if axes is None else [int(a) for a in axes]
+    axes = tuple(sorted(int(a) % rank for a in (axes or range(rank))))
+    ctx.nnp.add("Norm", [x], node.output[0], p=1.0 if node.op_type == "ReduceL1" else 2.0,
+                axes=axes, keep_dims=bool(attrs.get("keepdims", 1)))
+
+
+def _text(attrs, key, default):
+    value = attrs.get(key, default)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+@importer("Resize")
+def _resize(ctx, node, attrs):
+    x = tensor(ctx, node.input[0])
+    shape = ctx.shapes.get(node.output[0])
+    in_shape = ctx.nnp.shapes[x]
+    if shape is None or tuple(shape[:2]) != in_shape[:2]:
+        _refuse(node, "only resizing of the axes after batch and channel is imported")
+    mode = _text(attrs, "mode", "nearest")
+    transform = _text(attrs, "coordinate_transformation_mode", "half_pixel")
+    if mode == "linear" and transform in ("align_corners", "half_pixel", "asymmetric"):
+        args = dict(mode="linear", align_corners=transform == "align_corners",
+                    half_pixel=transform == "half_pixel")
+    elif (mode == "nearest" and transform in ("asymmetric", "half_pixel")
+          and _text(attrs, "nearest_mode", "round_prefer_floor") == "floor"):
+        args = dict(mode="nearest", align_corners=False, half_pixel=transform == "half_pixel")
+    else:
+        _refuse(node, f"mode {mode!r} with coordinate_transformation_mode {transform!r} is "
+                      f"not imported")
+    ctx.nnp.add("Interpolate", [x], node.output[0], output_size=tuple(shape[2:]), **args)
