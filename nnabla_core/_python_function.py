@@ -26,8 +26,13 @@ def call(func, inputs, n_outputs, outputs):
     _graph.link(func, in_nodes, out_nodes)
     if STATE.auto_forward:
         func.forward_impl(func.inputs, func.outputs)
-        for node in in_nodes + out_nodes:
-            node.needed = True
+        # what the backward reads (grad_depends_*): outputs always, inputs when grads flow
+        read_ins, read_outs = _graph.backward_reads(func)
+        for o in read_outs:
+            out_nodes[o].needed = True
+        if need_grad:
+            for i in read_ins:
+                in_nodes[i].needed = True
         for node in out_nodes:
             node.auto = True
     return outs[0] if len(outs) == 1 else tuple(outs)
