@@ -10,6 +10,8 @@ a head is requested. Bytes held by heads are tracked per family
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .array_family import HOST
@@ -41,7 +43,7 @@ class SyncedArray:
     """See module docstring. ``dtype`` is the type users see through ``NdArray.data``."""
 
     __slots__ = ("shape", "dtype", "heads", "fill_value", "modification_count",
-                 "clear_called", "nbytes_held", "__weakref__")
+                 "clear_called", "nbytes_held", "narrowed", "typed", "sharers", "__weakref__")
 
     def __init__(self, shape=(), dtype=F32):
         self.shape = tuple(shape)
@@ -72,6 +74,7 @@ class SyncedArray:
             self._hold((family, dtype), head)
         self.modification_count += 1
         self.clear_called = False
+        self.fill_value = None
         return head
 
     def set(self, arr, family=HOST):
@@ -105,10 +108,9 @@ class SyncedArray:
         if self.heads:
             (source, _), src = next(iter(self.heads.items()))
             head = family.convert(src, source, dtype)
-        else:
+        else:       # a lazy fill: a read materialises it (``fill_value`` stays: zeroing)
             value = 0 if self.fill_value is None else self.fill_value
             head = self._new(family, dtype, value)
-            self.fill_value = None
         self._hold((family, dtype), head)
         return head
 
@@ -133,12 +135,20 @@ class SyncedArray:
         self.fill(0)
 
     def fill(self, value):
+        if self.heads:
+            self.typed = True
         self._drop_all()
         self.fill_value = value
         self.modification_count += 1
 
+    def has_type(self):
+        """Whether the array was ever materialised (nnabla decides its dtype then)."""
+        return bool(self.heads) or getattr(self, "typed", False)
+
     def clear(self):
         """Release the memory; the contents become undefined (read as zeros)."""
+        if self.heads:
+            self.typed = True
         self._drop_all()
         self.fill_value = None
         self.clear_called = True
@@ -146,6 +156,7 @@ class SyncedArray:
     def release(self):
         """Release memory silently (engine-internal; not a user ``clear``)."""
         if self.heads:
+            self.typed = True
             self._drop_all()
 
     def view(self, shape):
@@ -171,3 +182,156 @@ class SyncedArray:
         self.shape = shape
         for key, head in heads.items():
             self._hold(key, head)
+
+    def window(self, shape):
+        """A :class:`SyncedArrayView` of all of this array's elements in ``shape`` (an
+        in-place reshape); any number of them may exist."""
+        return SyncedArrayView(self, 0, shape,
+                               isinstance(self, SyncedArrayView) and self.narrowed_family)
+
+    def narrow(self, offset, shape):
+        """A :class:`SyncedArrayView` of ``shape`` over this array's elements from flat
+        ``offset`` on (``NdArray.narrow``); views of one array may not overlap.
+
+        Raises:
+            RuntimeError: the range overlaps a live view of this array.
+        """
+        shape = tuple(shape)
+        size = int(np.prod(shape, dtype=np.int64))
+        live = [v for v in (r() for r in getattr(self, "narrowed", None) or ()) if v is not None]
+        start = offset + (self.offset if isinstance(self, SyncedArrayView) else 0)
+        for other in live:
+            if start < other.offset + other.size and other.offset < start + size:
+                raise RuntimeError(
+                    f"NdArray.narrow: elements [{start}, {start + size}) overlap an existing "
+                    f"narrowed array of the same array ([{other.offset}, "
+                    f"{other.offset + other.size}))")
+        view = SyncedArrayView(self, offset, shape, True)
+        self.narrowed = [weakref.ref(v) for v in live] + [weakref.ref(view)]
+        return view
+
+    def in_narrow_family(self):
+        """Whether this array has live narrowed arrays (nnabla then refuses to release it
+        when a Variable handle goes away)."""
+        return any(r() is not None for r in getattr(self, "narrowed", None) or ())
+
+
+class SyncedArrayView(SyncedArray):
+    """A window on another SyncedArray's memory: ``shape`` elements from flat ``offset``.
+
+    Every read and write goes through the root array (the one that owns the memory), so
+    writes through either are seen by both. The window has the root's dtype: writing
+    another dtype through it, and clearing it, raise ``RuntimeError`` (nnabla's rules for
+    narrowed arrays). Heads are windows of the root's heads; a root head a window writes
+    through is made contiguous first.
+    """
+
+    __slots__ = ("root", "offset", "size", "zeroing", "narrowed_family")
+
+    def __init__(self, parent, offset, shape, narrowed_family=False):
+        base = parent.offset if isinstance(parent, SyncedArrayView) else 0
+        self.root = parent.root if isinstance(parent, SyncedArrayView) else parent
+        self.offset = base + int(offset)
+        self.shape = tuple(shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.zeroing = False
+        self.narrowed_family = narrowed_family     # made by (a view of) NdArray.narrow
+        if self.offset < 0 or self.offset + self.size > int(np.prod(self.root.shape)):
+            raise RuntimeError(f"a view of {self.size} elements from {self.offset} does not "
+                               f"fit an array of shape {self.root.shape}")
+
+    # the root's state, seen through the window
+    heads = property(lambda self: {} if self.zeroing else
+                     {key: self._window(key[0], head) for key, head in self.root.heads.items()},
+                     lambda self, value: None)
+    modification_count = property(lambda self: self.root.modification_count,
+                                  lambda self, value: None)
+    clear_called = property(lambda self: False, lambda self, value: None)
+    nbytes_held = property(lambda self: 0, lambda self, value: None)
+
+    @property
+    def fill_value(self):
+        if self.zeroing:
+            return 0
+        return None if self.root.heads else self.root.fill_value
+
+    @fill_value.setter
+    def fill_value(self, value):
+        pass
+
+    @property
+    def dtype(self):
+        return self.root.dtype
+
+    @dtype.setter
+    def dtype(self, value):
+        self.root.dtype = self._check_dtype(value)
+
+    def _check_dtype(self, dtype):
+        """``dtype`` as a numpy dtype; a narrowed window keeps its root's."""
+        dtype = np.dtype(dtype)
+        if dtype != self.root.dtype and self.narrowed_family:
+            raise RuntimeError(f"a narrowed array cannot be cast to {dtype}: it shares the "
+                               f"memory of an array of {self.root.dtype}")
+        return dtype
+
+    def _window(self, family, head):
+        flat = family.reshape(head, (int(np.prod(head.shape, dtype=np.int64)),))
+        return family.reshape(flat[self.offset:self.offset + self.size], self.shape)
+
+    def has_type(self):
+        return self.root.has_type()
+
+    def in_narrow_family(self):
+        return self.narrowed_family or self.root.in_narrow_family()
+
+    def _family(self):
+        heads = self.root.heads
+        return next(iter(heads))[0] if heads else HOST
+
+    def get(self, dtype, family=HOST):
+        return self._window(family, self.root.get(dtype, family))
+
+    def cast(self, dtype, family=HOST):
+        root = self.root
+        root.dtype = self._check_dtype(dtype)       # a whole-array window may retype it
+        head = root.cast(root.dtype, family)
+        if not getattr(getattr(head, "flags", None), "c_contiguous", True):
+            head = family.copy(head)
+            root.set(head, family)
+        self.zeroing = False
+        return self._window(family, head)
+
+    def put(self, key, arr, nbytes):
+        self._check_dtype(arr.dtype)        # a whole-array window converts to its type
+        self.cast(self.root.dtype, key[0])[...] = arr
+
+    def set(self, arr, family=HOST):
+        self.put((family, arr.dtype), arr, 0)
+
+    def assign(self, other):
+        if not other.heads:
+            self.fill(0 if other.fill_value is None else other.fill_value)
+            return
+        (fam, _), head = next(iter(other.heads.items()))
+        self._check_dtype(head.dtype)
+        self.cast(self.root.dtype, fam)[...] = head
+
+    def fill(self, value):
+        self.cast(self.root.dtype, self._family())[...] = value
+        self.zeroing = value == 0
+
+    def zero(self):
+        self.fill(0)
+
+    def clear(self):
+        raise RuntimeError("NdArray.clear: a narrowed array cannot be cleared (its memory "
+                           "belongs to the array it was narrowed from)")
+
+    def release(self):
+        """Nothing to release: the memory is the root's."""
+
+    def reshape(self, shape):
+        if tuple(shape) != self.shape:
+            raise RuntimeError(f"a narrowed array of shape {self.shape} cannot be resized "
+                               f"to {tuple(shape)}")

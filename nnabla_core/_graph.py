@@ -90,7 +90,7 @@ class Plan:
             self._runners = [_execute.forward_runner(f) for f in self.functions]
         return self._runners
 
-    def backward_reads(self):
+    def reads(self):
         """Ids of the nodes whose data some backward step of the plan reads."""
         if "reads" not in self.releases:
             self.releases["reads"] = _reads_of(self.functions)
@@ -153,7 +153,7 @@ def effective_need_grad(functions):
     return eff
 
 
-def _backward_reads(f):
+def backward_reads(f):
     """Positions of the inputs and outputs whose data ``f``'s backward reads."""
     n_in, n_out = len(f.in_nodes), len(f.out_refs)
     if not f.python:
@@ -173,7 +173,7 @@ def _reads_of(functions):
         if not any(eff.get(id(n), n.need_grad if n.parent is None else False)
                    for n in f.in_nodes if n is not None):
             continue
-        ins, outs = _backward_reads(f)
+        ins, outs = backward_reads(f)
         needed.update(id(f.in_nodes[i]) for i in ins if f.in_nodes[i] is not None)
         needed.update(id(f.out_refs[o]()) for o in outs)
     return needed
@@ -196,7 +196,7 @@ def _release_schedule(plan, mode):
               if any(r() is not None and r().recompute for r in f.out_refs)
               for n in f.in_nodes if n is not None and not n.recompute}
     if mode == "no_need_grad":
-        needed |= plan.backward_reads()
+        needed |= plan.reads()
     sched = [[] for _ in plan.functions]
     for key, (i, n) in last.items():
         if n.parent is None or n.persistent or key in roots or key in kept:
@@ -315,7 +315,7 @@ def _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_h
         for f, pd, run in steps:
             run(state) if run is not _python_backward else run(f, pd, state)
         return
-    reads = plan.backward_reads() if plan.recomputes else None
+    reads = plan.reads() if plan.recomputes else None
     for f, pd, run in steps:
         if reads is not None:
             _recompute_for(f, pd, state, reads, recorder)
@@ -498,7 +498,7 @@ def _recompute_for(f, pd, state, reads, recorder):
     re-running their parents in forward order (going up only through cleared data); after
     each re-run, the inputs no backward step reads are cleared again.
     """
-    ins, outs = _backward_reads(f)
+    ins, outs = backward_reads(f)
     if not any(pd):
         return
     closed = set()

@@ -54,8 +54,13 @@ def _handle_values(k):
     return k.data.data if isinstance(k, Variable) else k.data
 
 
+def _stored_dtype(k):
+    """The dtype ``k`` (NdArray or Variable) holds its values in (never raises)."""
+    return (k._node.data if isinstance(k, Variable) else k._array).dtype
+
+
 def _is_bool_handle(k):
-    return _is_array_handle(k) and np.dtype(k.data.dtype) == np.bool_
+    return _is_array_handle(k) and _stored_dtype(k) == np.bool_
 
 
 def _numpy_key(key):
@@ -248,7 +253,7 @@ def _value_variable(value, dtype):
 
 
 def _set_variable(x, entries, value):
-    value = _value_variable(value, np.dtype(x.data.dtype))
+    value = _value_variable(value, _stored_dtype(x))
     shape = tuple(x.shape)
     handles = _handle_indices(entries)
     if handles is not None:

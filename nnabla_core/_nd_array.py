@@ -7,11 +7,19 @@ import numpy as np
 
 from ._array import SyncedArray
 from .array_family import HOST
+from .context import get_current_context
 from .plugins.resolve import family_of_context
 
 
 def _as_dtype(dtype):
     return np.dtype(dtype)
+
+
+def _context_dtype():
+    """The storage type of the current context's first backend ('half': float16)."""
+    backend = get_current_context().backend
+    config = backend[0].partition(":")[2] if backend else "float"
+    return np.dtype(np.float16 if config == "half" else np.float32)
 
 
 class NdArray:
@@ -84,7 +92,18 @@ class NdArray:
 
     @property
     def dtype(self):
-        return self._array.dtype.type
+        """The numpy type of the values.
+
+        Raises:
+            RuntimeError: the array was never materialised (only created, filled or
+                zeroed): as in nnabla, its type is decided by the first read or write.
+        """
+        a = self._array
+        if not a.has_type():
+            raise RuntimeError("NdArray.dtype: the array holds no data yet (created, filled "
+                               "or zeroed only); its type is decided by the first read or "
+                               "write (e.g. .data, .cast(dtype))")
+        return a.dtype.type
 
     @property
     def strides(self):
@@ -110,9 +129,8 @@ class NdArray:
 
     @property
     def zeroing(self):
-        """True after ``zero()`` until the array is materialised or written."""
-        a = self._array
-        return a.fill_value == 0 and not a.heads
+        """True after ``zero()`` until the array is written (reading keeps it)."""
+        return self._array.fill_value == 0
 
     # -- data access ----------------------------------------------------------------------
     @property
@@ -125,8 +143,10 @@ class NdArray:
     def data(self, value):
         a = self._array
         if isinstance(value, (numbers.Number, np.number)) and not isinstance(value, bool):
-            a.fill(value)
-            return
+            if not (isinstance(value, (numbers.Integral, np.integer)) and abs(value) > 1 << 53):
+                a.fill(value)
+                return
+            value = np.full(a.shape, value)     # not exact in float64: int64, as nnabla
         if isinstance(value, NdArray):
             value = value.data
         value = np.asarray(value)
@@ -177,6 +197,55 @@ class NdArray:
         """Release the memory; ``clear_called`` becomes True."""
         self._array.clear()
 
+    def view(self, shape):
+        """A new NdArray of ``shape`` (same size) sharing this one's memory.
+
+        Raises:
+            ValueError: the sizes differ.
+        """
+        shape = tuple(int(s) for s in shape)
+        if int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise ValueError(f"NdArray.view: argument 'shape' {shape} has another size than "
+                             f"the array's shape {self.shape}")
+        return NdArray._wrap(self._array.window(shape))
+
+    def narrow(self, dim, start, length):
+        """A new NdArray over rows ``start`` to ``start + length`` of this one (along axis
+        0, the only ``dim`` nnabla allows), sharing its memory: writes through either are
+        seen by both.
+
+        Args:
+            dim (int): the axis; must be 0.
+            start (int): first row; negative counts from the end.
+            length (int): number of rows.
+
+        Raises:
+            RuntimeError: ``dim`` is not 0, ``start`` or ``length`` is out of range, or
+                the rows overlap another live narrowed array of this one (as nnabla).
+
+        Example:
+            >>> import numpy as np, nnabla as nn
+            >>> a = nn.NdArray.from_numpy_array(np.zeros((4, 2), np.float32))
+            >>> a.narrow(0, 1, 2).fill(7)
+            >>> a.data[:, 0]
+            array([0., 7., 7., 0.], dtype=float32)
+        """
+        shape = self.shape
+        if dim != 0:
+            raise RuntimeError(f"NdArray.narrow: argument 'dim' must be 0; given {dim}")
+        if not shape:
+            raise RuntimeError("NdArray.narrow: a 0-dimensional array cannot be narrowed")
+        rows = shape[0]
+        if not -rows <= start < rows:
+            raise RuntimeError(f"NdArray.narrow: argument 'start' must be in [{-rows}, "
+                               f"{rows - 1}]; given {start}")
+        start = start + rows if start < 0 else start
+        if length < 0 or start + length > rows:
+            raise RuntimeError(f"NdArray.narrow: argument 'length' must be in [0, "
+                               f"{rows - start}] for start {start}; given {length}")
+        row_size = int(np.prod(shape[1:], dtype=np.int64))
+        return NdArray._wrap(self._array.narrow(start * row_size, (length,) + shape[1:]))
+
     def copy_from(self, arr, use_current_context=True):
         """Copy values and type of ``arr`` (same shape) into this array; returns self."""
         if not isinstance(arr, NdArray):
@@ -185,8 +254,15 @@ class NdArray:
         if arr.shape != self.shape:
             raise ValueError(f"NdArray.copy_from: argument 'arr' has shape {arr.shape}; "
                              f"expected {self.shape}")
-        self._array.dtype = arr._array.dtype     # nnabla: the copy takes the source's type
-        self._array.assign(arr._array)
+        source = arr._array
+        if source.has_type() and source.heads:
+            dtype = source.dtype        # nnabla: the copy takes the source's type
+        elif use_current_context:       # a lazily filled source: the context's type
+            dtype = _context_dtype()
+        else:
+            dtype = source.dtype
+        self._array.dtype = dtype
+        self._array.assign(source)
         return self
 
     # -- python protocol ------------------------------------------------------------------

@@ -142,14 +142,23 @@ def _inplace(op):
 
 
 def _reshape(self, shape, unlink=False):
-    """A variable of ``shape`` sharing this one's data (and grad); linked unless ``unlink``."""
+    """A variable of ``shape`` sharing this one's data: writing through either changes both.
+
+    Linked (an in-place ``F.reshape``, whose gradient flows back) unless ``unlink``; an
+    unlinked one also shares the grad.
+    """
     shape = tuple(shape)
+    node = self._node
     if unlink:
         v = Variable(shape, need_grad=self.need_grad)
-        v._node.data = self._node.data.view(shape)
-        v._node.grad = self._node.grad.view(shape)
+        v._node.data = node.data.window(shape)
+        v._node.grad = node.grad.window(shape)
         return v
-    return _call("Reshape", self, shape=shape, inplace=True)
+    out = _call("Reshape", self, shape=shape, inplace=True)
+    if out.shape == shape:
+        node.needed = True          # auto-forward must not release the shared memory
+        out._node.data = node.data.window(shape)
+    return out
 
 
 def install_all():

@@ -58,6 +58,22 @@ class VarNode:
         self._grad = value
 
 
+def _share(data, node):
+    """Record that ``node`` holds ``data`` too (its release then waits for every handle)."""
+    sharers = [r for r in getattr(data, "sharers", None) or () if r() is not None]
+    data.sharers = sharers + [weakref.ref(node)]
+
+
+def _shared_with_another_handle(data, node):
+    """Whether a live Variable other than ``node``'s holds ``data`` (get_unlinked_variable)."""
+    for ref in getattr(data, "sharers", None) or ():
+        other = ref()
+        if other is not None and other is not node and other.owner is not None \
+                and other.owner() is not None:
+            return True
+    return False
+
+
 def variable_of(node):
     """The (unique while alive) Variable handle of ``node``."""
     ref = node.owner
@@ -125,10 +141,30 @@ class Variable:
         node.owner = weakref.ref(self)
         node.recompute = STATE.global_recompute       # nn.recompute() scopes, as nnabla
 
+    # RuntimeErrors raised while a handle went away (nnabla's name; see below)
+    EXCEPTIONS_AT_DEALLOC = []
+
+    @staticmethod
+    def _check_exception_at_dealloc():
+        """Raise the first error recorded when a Variable handle went away (nnabla's API):
+        releasing the memory of a narrowed array is refused, and ``__del__`` cannot raise.
+        """
+        if Variable.EXCEPTIONS_AT_DEALLOC:
+            raise Variable.EXCEPTIONS_AT_DEALLOC.pop(0)
+
     def __del__(self):
+        # auto-forward: the last handle of an intermediate no backward reads clears its data
         node = self._node
         if node.auto and not node.needed and not node.persistent and node.parent is not None:
-            node.data.release()
+            data = node.data
+            if _shared_with_another_handle(data, node):
+                return
+            if data.in_narrow_family():
+                Variable.EXCEPTIONS_AT_DEALLOC.append(RuntimeError(
+                    "a Variable handle went away: releasing the memory of an array narrowed "
+                    "from (or narrowed into) another one is refused (NdArray.narrow)"))
+                return
+            data.clear()
 
     @staticmethod
     def from_numpy_array(data, grad=None, need_grad=None):
@@ -311,6 +347,7 @@ class Variable:
         node.data, node.grad = self._node.data, self._node.grad
         node.owner = weakref.ref(v)
         node.recompute = STATE.global_recompute
+        _share(node.data, node)
         v._node = node
         return v
 

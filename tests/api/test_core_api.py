@@ -127,6 +127,27 @@ def test_number_of_references_counts_variables_sharing_the_data():
     assert x.get_number_of_references == 1
 
 
-def test_dtype_of_an_array_never_written_is_float32():
-    """Deliberate difference: nnabla 1.39 raises when reading it."""
-    assert nn.NdArray((2,)).dtype == np.float32
+def test_dtype_is_decided_by_the_first_read_or_write_as_in_nnabla():
+    """nnabla 1.39: created, zeroed, filled or lazily assigned arrays have no dtype yet;
+    a read or a write decides it, and clear() keeps it."""
+    for make in (lambda a: None, lambda a: a.zero(), lambda a: a.fill(3),
+                 lambda a: setattr(a, "data", 1)):
+        a = nn.NdArray((2,))
+        make(a)
+        with pytest.raises(RuntimeError, match="NdArray.dtype"):
+            a.dtype
+    a = nn.NdArray((2,))
+    a.fill(3)
+    a.get_data("r")
+    assert a.dtype == np.float32
+    a.clear()
+    assert a.dtype == np.float32
+    a = nn.NdArray((2,))
+    a.cast(np.int32)
+    a.clear()
+    assert a.dtype == np.int32
+    a = nn.NdArray((2,))
+    a.data = 2 ** 60                  # not exact in float64: stored as int64
+    assert a.dtype == np.int64 and a.data[0] == 2 ** 60
+    with pytest.raises(RuntimeError):
+        nn.Variable((2,)).data.dtype
