@@ -16,7 +16,7 @@ from .. import _dispatch
 from .._spec.binding import bind_args, infer
 
 # The builder F/PF calls on proto variables record into; ``new_builder`` (the
-# ProtoGraphBuilder class, set by nnabla.core._network) makes the default one.
+# ProtoGraphBuilder class, set by nnabla.core._builder) makes the default one.
 RECORDING = types.SimpleNamespace(builder=None, new_builder=None)
 
 

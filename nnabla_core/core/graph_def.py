@@ -29,8 +29,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ._network import (FlatModule, ProtoExecutor, ProtoGraph,  # noqa: F401
-                       ProtoGraphBuilder, ProtoNetwork, save_content)
+from ._builder import FlatModule, ProtoGraphBuilder  # noqa: F401
+from ._executor import ProtoExecutor  # noqa: F401
+from ._files import save_content
+from ._graph import ProtoGraph
+from ._network import ProtoNetwork  # noqa: F401
 from ._network import create_initializer as _create_initializer  # noqa: F401
 from ._proto import (RECORDING, ProtoFunction, ProtoVariable,  # noqa: F401
                      current_graph_builder, current_module, current_network)
