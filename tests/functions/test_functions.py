@@ -101,10 +101,11 @@ def _assert_half_close(case, half, full, what):
 
 
 def _half_and_float(case, arrays, backward):
-    """Outputs (and the leaves' gradients for a fixed dy) in float and in half."""
+    """Outputs (and the leaves' gradients for a fixed dy) in float (the current context: the
+    ``--backend`` one) and in the CPU's half."""
     results = []
-    for type_config in ("float", "half"):
-        with nn.context_scope(get_extension_context("cpu", type_config=type_config)):
+    for context in (nn.get_current_context(), get_extension_context("cpu", type_config="half")):
+        with nn.context_scope(context):
             xs, ys = run_static(case, arrays)
             grads = []
             if backward:
