@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._require import require_onnx
+from . import _export_layers  # noqa: F401  (registers its exporters)
 from ._export_ops import EXPORTERS, Unsupported
 from ._graph import OnnxGraph
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import types
 
 from ._require import require_onnx
+from . import _import_layers  # noqa: F401  (registers its importers)
 from ._import_ops import IMPORTERS, Unsupported
 from ._nnp_builder import NnpBuilder
 
