@@ -7,7 +7,6 @@ import nnabla.functions as F
 import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 
-from tutorial_known_bugs import xfail_missing
 
 
 def block(x, maps, test=False, name="block"):
@@ -75,7 +74,6 @@ def test_visit_calls_the_callable_on_every_function_in_forward_order(capsys):
                               "dilation": [1, 1], "group": 1, "channel_last": False}
 
 
-@xfail_missing("nnabla.utils.inspection")
 def test_pprint_prints_the_graph_summary(capsys):
     x = nn.Variable.from_numpy_array(np.random.randn(*[4, 3, 32, 32]))
     pred = network(x)
@@ -85,7 +83,6 @@ def test_pprint_prints_the_graph_summary(capsys):
     assert "Convolution" in out and "Affine" in out
 
 
-@xfail_missing("nnabla.experimental")
 def test_simple_graph_viewer_builds_a_graphviz_digraph_of_the_network():
     x = nn.Variable([4, 3, 128, 128])
     pred = network(x)
@@ -95,7 +92,6 @@ def test_simple_graph_viewer_builds_a_graphviz_digraph_of_the_network():
     assert "Convolution" in digraph.source and "Affine" in digraph.source
 
 
-@xfail_missing("nnabla.utils.profiler")
 def test_graph_profiler_times_the_training_graph_and_writes_a_csv():
     from nnabla.ext_utils import get_extension_context
     device = "cpu"  # the tutorial's "cudnn"
@@ -117,7 +113,6 @@ def test_graph_profiler_times_the_training_graph_and_writes_a_csv():
     assert "Convolution" in open("./profile.csv").read()
 
 
-@xfail_missing("nnabla.utils.inspection")
 def test_nan_inf_tracer_finds_nothing_in_a_finite_network():
     x = nn.Variable.from_numpy_array(np.random.randn(*[4, 3, 64, 64]))
     pred = network(x)
