@@ -4,7 +4,7 @@ Run with an interpreter that has nnabla 1.39 (``NNABLA_REFERENCE_PYTHON``)::
 
     $NNABLA_REFERENCE_PYTHON tools/record_converter_graph_def.py tests/data/converter/graph_def
 
-For each model of ``tests/graph_def/models.py`` it writes ``<model>.nntxt``: the
+For each model of ``tests/graph_def/graph_def_models.py`` it writes ``<model>.nntxt``: the
 ``NNablaProtoBuf`` text of ``g.as_proto()`` (networks only, variable batch size on), which
 ``tests/graph_def/test_graph_def.py`` compares with ours.
 
@@ -23,7 +23,7 @@ def main(folder):
     import nnabla as nn
     from google.protobuf import text_format
 
-    import models
+    import graph_def_models as models
 
     os.makedirs(folder, exist_ok=True)
     for name, build in models.MODELS.items():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from google.protobuf import text_format
 
-import models
+import graph_def_models as models
 import nnabla as nn
 import nnabla.functions as F
 import nnabla.parametric_functions as PF
