@@ -1,6 +1,7 @@
 """Graph integration of :class:`nnabla.function.PythonFunction`."""
 from __future__ import annotations
 
+import copy
 import weakref
 
 from . import _graph
@@ -18,6 +19,10 @@ def call(func, inputs, n_outputs, outputs):
     n = max(func.min_outputs(), n_outputs if n_outputs and n_outputs > 0 else 0)
     need_grad = any(x.need_grad for x in in_nodes)
     out_nodes = [VarNode((), need_grad) for _ in range(n)]
+    if getattr(func, "in_nodes", None) is not None:
+        # called again: as in nnabla, each call is its own graph node (the instance's
+        # attributes are shared, its wiring is not)
+        func = copy.copy(func)
     func.in_nodes = in_nodes
     func.out_refs = [weakref.ref(o) for o in out_nodes]
     func.family = HOST          # PythonFunctions read and write .d/.g: host arrays
