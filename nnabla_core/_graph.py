@@ -464,9 +464,10 @@ def _keeps_inputs(f):
 
 
 def _inplaced(f):
-    """Ids of the nodes an in-place function shares (its first input and first output):
-    nnabla never clears them in a forward pass."""
-    if f.python or not f._args.get("inplace") or not f.in_nodes or f.in_nodes[0] is None:
+    """Ids of the nodes an in-place reshape shares (its input and output): nnabla never
+    clears them in a forward pass (its other functions' ``inplace`` flags are obsolete)."""
+    if f.python or f.spec.name != "Reshape" or not f._args.get("inplace") \
+            or f.in_nodes[0] is None:
         return ()
     out = f.out_refs[0]() if f.out_refs else None
     return (id(f.in_nodes[0]),) if out is None else (id(f.in_nodes[0]), id(out))

@@ -70,6 +70,17 @@ class Function:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self._args.items()}
 
     @property
+    def context(self):
+        """The :class:`~nnabla.Context` the function was created in."""
+        return self.ctx
+
+    @property
+    def need_grad(self):
+        """Whether any input needs a gradient (and the function is differentiable)."""
+        return self.spec.differentiable and any(
+            n is not None and n.need_grad for n in self.in_nodes)
+
+    @property
     def name(self):
         return self.spec.name if self._name is None else self._name
 
@@ -152,10 +163,14 @@ class Function:
         return j in self.spec.needed_inputs(len(self.in_nodes))
 
     def inplace_data(self, i):
-        return 0
+        """nnabla's in-place level of input ``i``'s data: 0 not in place, 1 shared but not
+        modified (``F.reshape(inplace=True)``; nnabla 1.39 ignores the other functions'
+        obsolete ``inplace`` flags), 2 shared and overwritten."""
+        return int(i == 0 and self.spec.name == "Reshape" and bool(self._args.get("inplace")))
 
     def inplace_data_with(self, i):
-        return -1
+        """The output sharing input ``i``'s data when :meth:`inplace_data` is not 0."""
+        return 0 if self.inplace_data(i) else -1
 
     def need_setup_recompute(self, o):
         """Whether ``setup_recompute`` must precede ``forward`` for a faithful ``recompute``.
@@ -320,10 +335,37 @@ class PythonFunction:
         self.forward_impl(inputs, outputs)
 
     def backward(self, inputs, outputs, accum=None):
-        """Back-propagate ``outputs``' grads into ``inputs``' grads (add where ``accum``)."""
-        accum = [False] * len(inputs) if accum is None else list(accum)
+        """Back-propagate ``outputs``' grads into ``inputs``' grads (add where ``accum``;
+        without ``accum`` every input accumulates, as nnabla's ``Function.backward``)."""
+        accum = [True] * len(inputs) if accum is None else list(accum)
         propagate_down = [v.need_grad for v in inputs]
         self.backward_impl(inputs, outputs, propagate_down, accum)
+
+    def need_setup_recompute(self, o):
+        """False: a Python function's recomputation is its forward pass again."""
+        return False
+
+    def setup_recompute(self, inputs, outputs):
+        """Nothing to save (see :meth:`need_setup_recompute`)."""
+
+    def recompute(self, inputs, outputs):
+        """Recompute ``outputs`` from ``inputs`` (calls :meth:`forward_impl`)."""
+        self.forward_impl(inputs, outputs)
+
+    def inplace_data(self, i):
+        return 0
+
+    def inplace_data_with(self, i):
+        return -1
+
+    @property
+    def context(self):
+        """The context of the forward and backward passes."""
+        return self.ctx
+
+    @property
+    def arguments(self):
+        return self.args
 
     def __call__(self, *inputs, n_outputs=-1, auto_forward=None, outputs=None):
         return _python_function.call(self, inputs, n_outputs, outputs)
