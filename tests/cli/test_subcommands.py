@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 import warnings
 
 import nnabla as nn
@@ -77,6 +78,18 @@ def test_profile_writes_one_timing_per_step(cli, project, tmp_path, monkeypatch)
                      "update (Adam)", "monitor_loss"):
         assert expected in names
     assert all(float(r[1]) >= 0 for r in rows[1:])
+
+
+def test_profile_runs_the_preparation_before_each_call_untimed():
+    from types import SimpleNamespace
+
+    from nnabla.utils.cli.profile import profile
+    order = []
+    config = SimpleNamespace(min_time=0.0, min_count=3)
+    result = profile(config, "step", lambda: order.append("run"), {}, lambda: None,
+                     prepare=lambda: (order.append("prepare"), time.sleep(0.05)))
+    assert order == ["prepare", "run"] * 4  # one warm-up, then min_count timed runs
+    assert result["step"] < 25  # ms: the 50 ms preparation is not in the timing
 
 
 def test_compare_with_cpu_finds_no_difference_between_cpu_runs(cli, project, tmp_path):
