@@ -9,7 +9,8 @@ interpreter that has nnabla 1.39:
 It writes into the destination folder:
 
 * ``model.nnp``, ``valid.csv``: a small digits project (tests/cli/digits_project.py; 64
-  validation rows, the stored parameters seeded);
+  validation rows, the stored parameters seeded; its datasets are the relative uris
+  ``train.csv`` and ``valid.csv``, which nnabla opens relative to the working directory);
 * ``version.txt``: nnabla's ``nnabla_cli version`` output;
 * ``function_info.txt``: ``nnabla_cli function_info`` (sorted: nnabla prints a set);
 * ``function_info_model.txt``: ``nnabla_cli function_info model.nnp`` (sorted);
@@ -82,7 +83,8 @@ def record(reference, destination):
     destination = os.path.abspath(destination)
     os.makedirs(destination, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
-        digits_project.make_project(work, max_epoch=1)
+        # relative dataset uris: the recorded model names no path of this machine
+        digits_project.make_project(work, max_epoch=1, relative_uris=True)
         (_, _), (vx, vy) = digits_project.digits(n_train=640, n_valid=64)
         digits_project.write_csv(os.path.join(work, "valid.csv"), vx, vy)
         for name in ("model.nnp", "valid.csv"):

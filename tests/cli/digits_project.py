@@ -48,8 +48,16 @@ def networks():
              "names": {"x": rx}}]
 
 
-def make_project(folder, max_epoch=3, seed=0):
-    """Write the CSV datasets and ``model.nnp`` into ``folder``; returns the nnp path."""
+def make_project(folder, max_epoch=3, seed=0, relative_uris=False):
+    """Write the CSV datasets and ``model.nnp`` into ``folder``; returns the nnp path.
+
+    With ``relative_uris`` the datasets are named ``train.csv`` and ``valid.csv``: nnabla (and
+    we) open a dataset's uri as given, so relative to the working directory of the command,
+    not to the .nnp's folder; run the commands in ``folder``.
+    """
+    def uri(name):
+        return name if relative_uris else os.path.join(folder, name)
+
     (tx, ty), (vx, vy) = digits()
     write_csv(os.path.join(folder, "train.csv"), tx, ty)
     write_csv(os.path.join(folder, "valid.csv"), vx, vy)
@@ -66,9 +74,9 @@ def make_project(folder, max_epoch=3, seed=0):
         "training_config": {"max_epoch": max_epoch, "iter_per_epoch": len(tx) // BATCH,
                             "save_best": True},
         "networks": nets,
-        "datasets": [{"name": "train", "uri": os.path.join(folder, "train.csv"),
+        "datasets": [{"name": "train", "uri": uri("train.csv"),
                       "batch_size": BATCH, "shuffle": True, "variables": ["x", "y"]},
-                     {"name": "valid", "uri": os.path.join(folder, "valid.csv"),
+                     {"name": "valid", "uri": uri("valid.csv"),
                       "batch_size": BATCH, "shuffle": False, "variables": ["x", "y"]}],
         "optimizers": [{"name": "optimizer", "solver": solver, "network": "training",
                         "dataset": "train", "data_variables": data, "loss_variables": ["loss"]}],

@@ -149,3 +149,17 @@ def test_train_with_mpi_flag_in_two_processes(project, tmp_path):
     report = _report(tmp_path / "monitoring_report.yml")     # written by rank 0 only
     assert sorted(report) == [0, 1, 2] and report[2]["cost"] < report[0]["cost"]
     assert (tmp_path / "results.nnp").exists()
+
+
+def test_relative_dataset_uris_are_opened_from_the_working_directory(cli, recorded, tmp_path,
+                                                                      monkeypatch):
+    # The recorded model names its datasets "train.csv" and "valid.csv"; nnabla 1.39 opens
+    # them relative to the working directory (not the .nnp's folder), as checked when
+    # recording (tools/record_cli_reference.py).
+    shutil.copyfile(recorded / "valid.csv", recorded / "train.csv")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("train", "-c", recorded / "model.nnp", "-o", tmp_path / "elsewhere")
+    assert code != 0 and "train.csv" in err
+    monkeypatch.chdir(recorded)
+    code, _, _ = cli("train", "-c", "model.nnp", "-o", tmp_path / "here")
+    assert code == 0 and (tmp_path / "here" / "results.nnp").exists()
