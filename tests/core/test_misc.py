@@ -79,9 +79,28 @@ def test_no_grad_affects_parameters_of_parametric_functions_only():
     nn.clear_parameters()
 
 
-def test_switches_accept_booleans():
-    nn.prefer_cached_array(True)
-    nn.set_global_recompute(False)
+def test_prefer_cached_array_orders_the_array_classes_and_reset_restores_them():
+    declared = nn.array_classes()
+    assert sorted(declared) == ["CpuArray", "CpuCachedArray"]
+    try:
+        nn.prefer_cached_array(False)
+        assert nn.array_classes() == ["CpuArray", "CpuCachedArray"]
+        nn.prefer_cached_array(True)
+        assert nn.array_classes() == ["CpuCachedArray", "CpuArray"]
+    finally:
+        nn.reset_array_preference()
+    assert nn.array_classes() == declared
+
+
+def test_set_global_recompute_is_the_default_of_new_variables_only():
+    before = nn.Variable((2,))
+    try:
+        nn.set_global_recompute(True)
+        assert nn.get_global_recompute() is True
+        assert nn.Variable((2,)).recompute and not before.recompute
+    finally:
+        nn.set_global_recompute(False)
+    assert nn.get_global_recompute() is False and not nn.Variable((2,)).recompute
 
 
 def test_nnabla_cli_lists_functions_and_version():
