@@ -27,7 +27,8 @@ from .plugins.resolve import resolve
 _memo = cache()
 _MEMO_LIMIT = 50000
 # The imperative fast path of the generated ``F.*`` wrappers (``_function_wrappers``):
-# (function name, input shapes, argument values, context backends, registry version) ->
+# (function name, input shapes, argument values, context backends and device, registry
+# version) ->
 # the runner of a call whose inputs are all NdArrays. Filled by :func:`call`.
 imperative_runners = cache()
 
@@ -39,8 +40,8 @@ def _setup(spec, in_shapes, kw, ctx, n_outputs):
     """(args, output shapes, binding, dtype plan, shared kernel or None, imperative runner or
     None), memoised on the call's hashable parts."""
     try:
-        key = (spec.name, in_shapes, tuple(kw.items()), tuple(ctx.backend), REGISTRY.version,
-               n_outputs)
+        key = (spec.name, in_shapes, tuple(kw.items()), tuple(ctx.backend), ctx.device_id,
+               REGISTRY.version, n_outputs)
         hit = _memo.get(key)
     except TypeError:           # an unhashable argument value (a list): no memo
         key, hit = None, None
@@ -117,7 +118,8 @@ def _remember_imperative(spec, in_shapes, kw, ctx, runner):
     if tuple(kw) != tuple(a.name for a in spec.args):
         return                  # not the wrapper's complete, ordered arguments
     try:
-        key = (spec.name, in_shapes, tuple(kw.values()), tuple(ctx.backend), REGISTRY.version)
+        key = (spec.name, in_shapes, tuple(kw.values()), tuple(ctx.backend), ctx.device_id,
+               REGISTRY.version)
         if len(imperative_runners) > _MEMO_LIMIT:
             imperative_runners.clear()
         imperative_runners[key] = runner

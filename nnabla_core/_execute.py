@@ -34,11 +34,12 @@ class Call:
 
 
 def new_kernel(binding, spec, args, in_shapes, out_shapes):
-    """Construct ``binding``'s kernel with its family's ``xp`` and, under ``half``, the
-    storage type (a kernel fusing several functions rounds between stages to it)."""
+    """Construct ``binding``'s kernel with its family's ``xp``, the context's device and,
+    under ``half``, the storage type (a kernel fusing several functions rounds between stages to it)."""
     cls = binding.kernel
     kernel = cls.__new__(cls)
     kernel.xp = binding.family.xp
+    kernel.device_id = binding.device_id
     if binding.type_config == "half":
         kernel.storage_dtype = F16
     kernel.__init__(spec, args, in_shapes, out_shapes)

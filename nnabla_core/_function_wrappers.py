@@ -90,7 +90,7 @@ def _fast_path(spec, namespace):
             f"        _c = _s[-1] if _s else _State.default_context\n"
             f"        try:\n"
             f"            _r = _imp.get((_name, {shapes}, {args}, tuple(_c.backend),\n"
-            f"                           _Reg.version))\n"
+            f"                           _c.device_id, _Reg.version))\n"
             f"        except TypeError:\n"
             f"            _r = None\n"
             f"        if _r is not None:\n"

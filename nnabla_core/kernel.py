@@ -44,6 +44,8 @@ class Kernel:
 
     Attributes the engine sets before ``setup()`` runs:
         xp: the array namespace of the bound backend's family (``numpy``, ``cupy``...).
+        device_id (str): the context's ``device_id`` (``''`` or ``'0'`` on the host): a
+            device backend runs the kernel, and allocates its outputs, on that device.
         spec: the function's spec entry (``spec.name``, ``spec.api_name``).
         in_shapes, out_shapes (list of tuple): the shapes this instance is bound to.
         storage_dtype: ``numpy.float16`` under ``type_config='half'``, else ``None``. A
@@ -65,6 +67,7 @@ class Kernel:
     """
 
     xp = np
+    device_id = ""
     shareable = False
     keeps_input_grads = False
     storage_dtype = None

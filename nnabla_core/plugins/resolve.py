@@ -22,18 +22,19 @@ class Binding:
     """The resolved kernel class with its :class:`~nnabla.array_family.ArrayFamily` and
     type config."""
 
-    __slots__ = ("kernel", "family", "type_config", "backend", "checks_args")
+    __slots__ = ("kernel", "family", "type_config", "backend", "device_id", "checks_args")
 
-    def __init__(self, kernel, family, type_config, backend):
+    def __init__(self, kernel, family, type_config, backend, device_id=""):
         self.kernel = kernel
         self.family = family
         self.type_config = type_config
         self.backend = backend
+        self.device_id = device_id          # the context's device, given to each kernel
         self.checks_args = declines_some_arguments(kernel)
 
 
-def _candidates(type_name, backends):
-    key = (type_name, backends, REGISTRY.version)
+def _candidates(type_name, backends, device_id=""):
+    key = (type_name, backends, device_id, REGISTRY.version)
     found = _memo.get(key)
     if found is None:
         found = []
@@ -44,7 +45,7 @@ def _candidates(type_name, backends):
             if type_name in table:
                 ext = REGISTRY.extensions[backend][0]
                 found.append(Binding(table[type_name], _family(ext.family), type_config,
-                                     backend))
+                                     backend, device_id))
         _memo[key] = found
     return found
 
@@ -52,7 +53,7 @@ def _candidates(type_name, backends):
 def resolve(spec, args, ctx):
     """The :class:`Binding` for ``spec`` in ``ctx``; raises naming what would work."""
     backends = tuple(ctx.backend)
-    candidates = _candidates(spec.name, backends)
+    candidates = _candidates(spec.name, backends, ctx.device_id)
     declined = []
     for binding in candidates:
         reason = binding.kernel.accepts(args) if binding.checks_args else None
