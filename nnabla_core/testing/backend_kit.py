@@ -18,6 +18,13 @@ lacks fails to resolve instead of passing quietly on the CPU:
 
 Functions without a kernel are listed as not implemented, never as failures.
 
+Under ``type_config='half'`` results are compared element by element, as the function suite
+compares half with float: ``|half - expected| <= half_rtol (|expected| + floor)``, the floor
+being ``half_floor_ratio`` times the largest ``|expected|`` of that array (it absorbs
+cancellation next to zero); the case's ``half_rtol`` and ``half_floor_ratio`` for functions,
+:data:`GRAPH_HALF_RTOL` and :data:`HALF_FLOOR_RATIO` for the graph checks (solver rules
+keep float32 tolerances).
+
 Example:
     >>> from nnabla.testing.backend_kit import check_backend
     >>> report = check_backend("cpu", functions=["ReLU"], solvers=False, graph=False)
@@ -54,6 +61,8 @@ __all__ = ["check_backend", "Report", "Result", "main"]
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not implemented"
 SOLVER_STEPS = 3
 REFERENCE = HOST_FAMILY     # the backend compared against: the CPU's, named after its family
+GRAPH_HALF_RTOL = 2e-2      # half_rtol of the graph-semantics checks (several functions deep)
+HALF_FLOOR_RATIO = 0.1      # as Case.half_floor_ratio's default
 
 
 @dataclass
@@ -218,7 +227,8 @@ def _declines(kernel, case):
 
 def _check_case(case, contexts):
     ctx, cpu = contexts
-    half = case.half_atol if ctx.backend[0].endswith(":half") else None
+    half = ((case.half_rtol, case.half_floor_ratio) if ctx.backend[0].endswith(":half")
+            else None)
     arrays = case.make_inputs()
     xs, ys = _run(case, arrays, ctx)
     cxs, cys = _run(case, arrays, cpu)
@@ -292,13 +302,35 @@ def _grad_positions(case, leaves):
     return [i for i, v in enumerate(leaves) if v is not None and v.need_grad]
 
 
-def _close(got, expected, atol, rtol, what, half_atol=None):
-    """``assert_allclose``; under half (``half_atol``) relative to the largest |expected|."""
-    if half_atol is not None:
-        expected, got = np.asarray(expected, np.float64), np.asarray(got, np.float64)
-        scale = max(1.0, float(np.abs(expected).max(initial=0.0)))
-        atol, rtol = half_atol * scale, half_atol
+def _close(got, expected, atol, rtol, what, half=None):
+    """``assert_allclose``; under half (``half = (half_rtol, half_floor_ratio)``) element by
+    element: ``|got - expected| <= half_rtol (|expected| + half_floor_ratio max|expected|)``.
+    """
+    if half is not None:
+        _close_half(got, expected, *half, what)
+        return
     np.testing.assert_allclose(got, expected, atol=atol, rtol=rtol, err_msg=what)
+
+
+def _close_half(got, expected, half_rtol, half_floor_ratio, what):
+    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+    if got.shape != expected.shape:
+        raise AssertionError(f"{what}: shape {got.shape}, expected {expected.shape}")
+    finite = np.abs(expected[np.isfinite(expected)])
+    floor = half_floor_ratio * float(finite.max(initial=0.0))
+    with np.errstate(invalid="ignore"):            # inf - inf: equal infinities pass below
+        error = np.abs(got - expected)
+        bound = half_rtol * (np.abs(expected) + floor)
+        both_nan = np.isnan(got) & np.isnan(expected)
+        bad = ~((error <= bound) | both_nan | (got == expected))
+        excess = np.where(bad, np.nan_to_num(error - bound, nan=np.inf), -np.inf)
+    if bad.any():
+        worst = tuple(int(i) for i in np.unravel_index(np.argmax(excess), bad.shape))
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} of {bad.size} elements differ beyond the half "
+            f"tolerance; at {worst}: got {got[worst]}, expected {expected[worst]}, error "
+            f"{error[worst]:.3g} > {bound[worst]:.3g} (half_rtol={half_rtol}, "
+            f"floor={floor:.3g})")
 
 
 # -- solvers --------------------------------------------------------------------------------
@@ -347,7 +379,8 @@ def _graph_result(name, needs, check, kernels, contexts):
     missing = [n for n in needs if n not in kernels]
     if missing:
         return Result("graph", name, NOT_IMPLEMENTED, f"no kernel for {', '.join(missing)}")
-    half = 2e-2 if contexts[0].backend[0].endswith(":half") else None
+    half = ((GRAPH_HALF_RTOL, HALF_FLOOR_RATIO) if contexts[0].backend[0].endswith(":half")
+            else None)
     try:
         ours, cpu = (check(ctx) for ctx in contexts)
         for key, expected in cpu.items():
