@@ -53,6 +53,9 @@ class SyncedArray:
         self.modification_count = 0
         self.clear_called = False
         self.nbytes_held = 0
+        self.narrowed = None        # weak references to NdArray.narrow windows of it
+        self.typed = False          # materialised once (NdArray.dtype is known)
+        self.sharers = None         # weak references to other nodes holding it
 
     def __del__(self):
         if self.nbytes_held:
@@ -143,7 +146,7 @@ class SyncedArray:
 
     def has_type(self):
         """Whether the array was ever materialised (nnabla decides its dtype then)."""
-        return bool(self.heads) or getattr(self, "typed", False)
+        return bool(self.heads) or self.typed
 
     def clear(self):
         """Release the memory; the contents become undefined (read as zeros)."""
@@ -198,7 +201,7 @@ class SyncedArray:
         """
         shape = tuple(shape)
         size = int(np.prod(shape, dtype=np.int64))
-        live = [v for v in (r() for r in getattr(self, "narrowed", None) or ()) if v is not None]
+        live = [v for v in (r() for r in self.narrowed or ()) if v is not None]
         start = offset + (self.offset if isinstance(self, SyncedArrayView) else 0)
         for other in live:
             if start < other.offset + other.size and other.offset < start + size:
@@ -213,7 +216,7 @@ class SyncedArray:
     def in_narrow_family(self):
         """Whether this array has live narrowed arrays (nnabla then refuses to release it
         when a Variable handle goes away)."""
-        return any(r() is not None for r in getattr(self, "narrowed", None) or ())
+        return self.narrowed is not None and any(r() is not None for r in self.narrowed)
 
 
 class SyncedArrayView(SyncedArray):
@@ -235,6 +238,8 @@ class SyncedArrayView(SyncedArray):
         self.shape = tuple(shape)
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.zeroing = False
+        self.narrowed = self.sharers = None
+        self.typed = False
         self.narrowed_family = narrowed_family     # made by (a view of) NdArray.narrow
         if self.offset < 0 or self.offset + self.size > int(np.prod(self.root.shape)):
             raise RuntimeError(f"a view of {self.size} elements from {self.offset} does not "
@@ -276,8 +281,16 @@ class SyncedArrayView(SyncedArray):
         return dtype
 
     def _window(self, family, head):
-        flat = family.reshape(head, (int(np.prod(head.shape, dtype=np.int64)),))
-        return family.reshape(flat[self.offset:self.offset + self.size], self.shape)
+        total = int(np.prod(head.shape, dtype=np.int64))
+        if self.offset == 0 and self.size == total:
+            return family.reshape(head, self.shape)     # a whole-array window (reshape)
+        flat = family.reshape(head, (total,))
+        try:
+            part = flat[self.offset:self.offset + self.size]
+        except TypeError:
+            raise RuntimeError(f"NdArray.narrow: arrays of the {family.name!r} family do not "
+                               "support slicing, which narrowed arrays need") from None
+        return family.reshape(part, self.shape)
 
     def has_type(self):
         return self.root.has_type()
@@ -302,9 +315,23 @@ class SyncedArrayView(SyncedArray):
         self.zeroing = False
         return self._window(family, head)
 
+    def _whole(self):
+        return self.offset == 0 and self.size == int(np.prod(self.root.shape, dtype=np.int64))
+
+    def _write(self, family, arr):
+        """Write ``arr`` (of ``family``) through the window, in the root's dtype."""
+        root = self.root
+        if self._whole():       # no element assignment: any family works
+            if arr.dtype != root.dtype:
+                arr = family.astype(arr, root.dtype)
+            root.set(family.reshape(arr, root.shape), family)
+            self.zeroing = False
+            return
+        self.cast(root.dtype, family)[...] = arr
+
     def put(self, key, arr, nbytes):
         self._check_dtype(arr.dtype)        # a whole-array window converts to its type
-        self.cast(self.root.dtype, key[0])[...] = arr
+        self._write(key[0], arr)
 
     def set(self, arr, family=HOST):
         self.put((family, arr.dtype), arr, 0)
@@ -315,10 +342,13 @@ class SyncedArrayView(SyncedArray):
             return
         (fam, _), head = next(iter(other.heads.items()))
         self._check_dtype(head.dtype)
-        self.cast(self.root.dtype, fam)[...] = head
+        self._write(fam, fam.copy(head))
 
     def fill(self, value):
-        self.cast(self.root.dtype, self._family())[...] = value
+        if self._whole():
+            self.root.fill(value)
+        else:
+            self.cast(self.root.dtype, self._family())[...] = value
         self.zeroing = value == 0
 
     def zero(self):

@@ -33,6 +33,16 @@ def link(f, in_nodes, out_nodes):
     for n in out_nodes:
         n.parent = f
     STATE.graph_version += 1
+    if not f.python and f.spec.name == "Reshape" and f._args.get("inplace") \
+            and in_nodes[0] is not None:
+        _share_reshaped(in_nodes[0], out_nodes[0])
+
+
+def _share_reshaped(source, target):
+    """An in-place reshape: the output's data is a window on the input's (nnabla shares
+    the memory; writing through either changes both)."""
+    source.needed = True        # auto-forward must not release the shared memory
+    target.data = source.data.window(target.data.shape)
 
 
 def mark_needed(f, in_nodes, out_nodes):

@@ -154,11 +154,7 @@ def _reshape(self, shape, unlink=False):
         v._node.data = node.data.window(shape)
         v._node.grad = node.grad.window(shape)
         return v
-    out = _call("Reshape", self, shape=shape, inplace=True)
-    if out.shape == shape:
-        node.needed = True          # auto-forward must not release the shared memory
-        out._node.data = node.data.window(shape)
-    return out
+    return _call("Reshape", self, shape=shape, inplace=True)    # shares (nnabla._graph.link)
 
 
 def install_all():

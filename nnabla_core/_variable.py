@@ -60,13 +60,13 @@ class VarNode:
 
 def _share(data, node):
     """Record that ``node`` holds ``data`` too (its release then waits for every handle)."""
-    sharers = [r for r in getattr(data, "sharers", None) or () if r() is not None]
+    sharers = [r for r in data.sharers or () if r() is not None]
     data.sharers = sharers + [weakref.ref(node)]
 
 
 def _shared_with_another_handle(data, node):
     """Whether a live Variable other than ``node``'s holds ``data`` (get_unlinked_variable)."""
-    for ref in getattr(data, "sharers", None) or ():
+    for ref in data.sharers:
         other = ref()
         if other is not None and other is not node and other.owner is not None \
                 and other.owner() is not None:
@@ -157,9 +157,10 @@ class Variable:
         node = self._node
         if node.auto and not node.needed and not node.persistent and node.parent is not None:
             data = node.data
-            if _shared_with_another_handle(data, node):
+            if data.sharers is not None and _shared_with_another_handle(data, node):
                 return
-            if data.in_narrow_family():
+            if (data.narrowed is not None or data.__class__ is not SyncedArray) \
+                    and data.in_narrow_family():
                 Variable.EXCEPTIONS_AT_DEALLOC.append(RuntimeError(
                     "a Variable handle went away: releasing the memory of an array narrowed "
                     "from (or narrowed into) another one is refused (NdArray.narrow)"))
@@ -392,11 +393,15 @@ class Variable:
         Meant for tests of memory sharing: it scans the garbage collector's referrers.
         """
         data = self._node.data
+        root = getattr(data, "root", data)          # windows share their root's memory
+        holders = [root] + [a for a in gc.get_referrers(root)
+                            if isinstance(a, SyncedArray) and getattr(a, "root", None) is root]
         count = 0
-        for ref in gc.get_referrers(data):
-            if isinstance(ref, VarNode) and ref.data is data and ref.owner is not None \
-                    and ref.owner() is not None:
-                count += 1
+        for array in holders:
+            for ref in gc.get_referrers(array):
+                if isinstance(ref, VarNode) and ref.data is array and ref.owner is not None \
+                        and ref.owner() is not None:
+                    count += 1
         return count
 
     # -- python protocol ------------------------------------------------------------------

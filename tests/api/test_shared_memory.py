@@ -170,3 +170,16 @@ def test_copy_from_a_lazily_filled_source_takes_the_context_type():
     dst.copy_from(src, use_current_context=True)
     assert dst.dtype == np.float32
     np.testing.assert_array_equal(dst.data, np.zeros((2, 3)))
+
+
+def test_an_in_place_f_reshape_shares_data_and_counts_as_a_reference():
+    x = nn.Variable((2, 3))
+    assert x.get_number_of_references == 1
+    y = F.reshape(x, (3, 2))                   # inplace=True by default
+    assert x.get_number_of_references == 2 and y.get_number_of_references == 2
+    x.d = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(y.d, np.arange(6).reshape(3, 2))
+    z = F.reshape(x, (6,), inplace=False)
+    assert z.get_number_of_references == 1
+    u = x.get_unlinked_variable()
+    assert u.get_number_of_references == 3
