@@ -4,7 +4,10 @@ Files are checked against pillow read directly, and resizes against numpy refere
 """
 import doctest
 import io
+import json
 import logging
+import os
+import sys
 from collections import OrderedDict
 
 import nnabla.utils.image_utils as image_utils
@@ -13,8 +16,11 @@ import pytest
 from nnabla.utils.image_utils import imread, imresize, imsave
 from nnabla.utils.image_utils.backend_events.common import BackendRefusal
 from nnabla.utils.image_utils.backend_events.image_utils_backend import ImageUtilsBackend
-from nnabla.utils.image_utils.backend_manager import ImageUtilsBackendManager
+from nnabla.utils.image_utils.backend_manager import ImageUtilsBackendManager, backend_manager
 from PIL import Image
+
+sys.path.insert(0, os.path.dirname(__file__))
+import image_scenarios  # noqa: E402
 
 RNG = np.random.RandomState(0)
 RGB = RNG.randint(0, 256, (6, 10, 3)).astype(np.uint8)
@@ -174,12 +180,25 @@ def test_bicubic_overshoot_is_clipped_for_uint16():
     (np.full((4, 4), 0.5), {"auto_scale": False}, "auto_scale"),
     (np.zeros((4, 4, 5), np.uint8), {}, "channels"),
     (np.zeros((2, 4, 4, 3), np.uint8), {}, "shape"),
-    (np.zeros((4, 4), np.uint16), {}, "pypng or opencv"),
-    (np.zeros((4, 4), np.uint8), {"as_uint16": True}, "pypng or opencv"),
 ])
 def test_imsave_rejects_what_nnabla_rejects(tmp_path, img, kwargs, match):
     with pytest.raises(ValueError, match=match):
         imsave(str(tmp_path / "x.png"), img, **kwargs)
+
+
+@pytest.mark.parametrize("img,kwargs", [(np.zeros((4, 4), np.uint16), {}),
+                                        (np.zeros((4, 4), np.uint8), {"as_uint16": True})])
+def test_sixteen_bit_saves_with_pillow_alone_name_the_missing_libraries(tmp_path, monkeypatch,
+                                                                        img, kwargs):
+    monkeypatch.setattr(backend_manager, "_backends", OrderedDict(
+        PilBackend=backend_manager._backends["PilBackend"]))
+    with pytest.raises(ValueError, match="pypng or opencv"):
+        imsave(str(tmp_path / "x.png"), img, **kwargs)
+
+
+def test_a_uint16_image_needs_as_uint16_whatever_the_backend(tmp_path, combination):
+    with pytest.raises(ValueError, match="as_uint16"):
+        imsave(str(tmp_path / "x.png"), np.zeros((4, 4), np.uint16))
 
 
 def test_imresize_rejects_bad_arguments():
@@ -191,16 +210,21 @@ def test_imresize_rejects_bad_arguments():
         imresize(RGB.tolist(), (4, 4))
 
 
-def test_imread_errors_name_the_file(tmp_path):
-    broken = tmp_path / "broken.png"
-    broken.write_bytes(b"not an image")
-    with pytest.raises(OSError, match="broken.png"):
-        imread(str(broken))
+def test_imread_errors_name_the_file(tmp_path, combination):
+    for name in ("broken.png", "broken.bmp", "broken.tif"):
+        broken = tmp_path / name
+        broken.write_bytes(b"not an image")
+        with pytest.raises(OSError, match=name):      # also a ValueError, as nnabla's
+            imread(str(broken))
+    with pytest.raises(FileNotFoundError, match="absent.png"):
+        imread(str(tmp_path / "absent.png"))
+    (tmp_path / "x.webp").write_bytes(b"RIFF")
     with pytest.raises(ValueError, match=r"'\.webp'"):
         imread(str(tmp_path / "x.webp"))
-    imsave(str(tmp_path / "x.png"), RGB)
-    with pytest.raises(ValueError, match="as_uint16"):
-        imread(str(tmp_path / "x.png"), as_uint16=True)
+    if combination == "pillow":     # pypng and OpenCV read 8-bit files x256 (recorded cases)
+        imsave(str(tmp_path / "x.png"), RGB)
+        with pytest.raises(ValueError, match="as_uint16"):
+            imread(str(tmp_path / "x.png"), as_uint16=True)
 
 
 def test_backends_can_be_listed_pinned_and_unpinned(tmp_path):
@@ -274,3 +298,76 @@ def test_aliases_and_docstring_examples():
     assert image_utils.imwrite is imsave and image_utils.imload is imread
     assert doctest.testmod(image_utils).failed == 0
     assert doctest.testmod(image_utils.backend_events.common).failed == 0
+
+
+# -- against nnabla 1.39, for each set of installed image libraries ---------------------------
+RECORDED_DIR = os.path.join(os.path.dirname(__file__), "..", "data", "image_utils")
+RECORDED = json.load(open(os.path.join(RECORDED_DIR, "nnabla_1.39_backends.json")))
+
+
+@pytest.fixture(params=sorted(image_scenarios.COMBINATIONS))
+def combination(request, monkeypatch):
+    """Only the backends of one combination are available (the others hidden)."""
+    hidden = {image_scenarios.BACKEND_OF_MODULE[m]
+              for m in image_scenarios.COMBINATIONS[request.param]}
+    installed = backend_manager.get_available_backends()
+    missing = set(image_scenarios.BACKEND_OF_MODULE.values()) - hidden - set(installed)
+    if missing:
+        pytest.skip(f"{request.param}: {sorted(missing)} not installed (pip install pypng "
+                    "opencv-python-headless, as `nox -s tests` does)")
+    kept = OrderedDict((n, b) for n, b in backend_manager._backends.items() if n not in hidden)
+    monkeypatch.setattr(backend_manager, "_backends", kept)
+    return request.param
+
+
+def _deliberate(scenario, expected):
+    """nnabla reads a 16-bit gray file without as_uint16 through pillow, which truncates each
+    value to its low 8 bits; we refuse it instead (README, deliberate differences). (A 16-bit
+    RGB file is opened by pillow as 8-bit RGB, its high bytes, in both.)"""
+    return (scenario.startswith("load gray16.png")
+            and "as_uint16" not in scenario and "error" not in expected)
+
+
+def test_backend_availability_matches_nnabla(combination):
+    expected = RECORDED["combinations"][combination]["available"]
+    assert sorted(image_utils.get_available_backends()) == sorted(expected)
+
+
+def test_each_backend_accepts_what_nnablas_accepts(combination):
+    recorded = RECORDED["combinations"][combination]["accept"]
+    png_path = os.path.join(RECORDED_DIR, "rgb8.png")
+    for name, table in recorded.items():
+        backend = backend_manager._backends[name]
+        ours = {op: {ext: backend.accept(png_path if ext == ".png" else "absent" + ext, ext, op)
+                     for ext in exts} for op, exts in table.items()}
+        assert ours == table, name
+
+
+def test_calls_are_served_as_nnabla_serves_them(combination):
+    recorded = RECORDED["combinations"][combination]["outcomes"]
+    ours = image_scenarios.run(image_utils, RECORDED_DIR, lambda: None, image_utils.get_backend)
+    assert sorted(ours) == sorted(recorded)
+    differences = []
+    for scenario, expected in recorded.items():
+        got = ours[scenario]
+        if _deliberate(scenario, expected):
+            assert got.get("error") in ("ValueError", "ImageReadError"), (scenario, got)
+            assert "as_uint16" in got["message"]
+        elif "error" in expected:
+            if expected["error"] != got.get("error") and not (
+                    got.get("error") in ("BackendRefusal", "ImageReadError")
+                    and expected["error"] == "ValueError"):
+                differences.append((scenario, expected["error"], got))
+        elif got.get("backend") != expected["backend"]:
+            differences.append((scenario, expected["backend"], got.get("backend", got)))
+        else:
+            tolerance = 1 if "bilinear" in scenario or "box" in scenario else 0
+            for key in ("result", "file"):
+                if expected.get(key) is None:
+                    continue
+                exp, act = expected[key], got[key]
+                if {k: v for k, v in exp.items() if k != "values"} != \
+                        {k: v for k, v in act.items() if k != "values"} or not np.allclose(
+                        exp["values"], act["values"], rtol=0, atol=tolerance):
+                    differences.append((scenario, key, exp, act))
+    assert differences == []

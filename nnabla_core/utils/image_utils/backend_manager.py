@@ -7,16 +7,25 @@ does not refuse. ``set_backend`` pins one backend instead.
 """
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 from collections import OrderedDict
 
 from nnabla.logger import logger
 
 from .backend_events.common import BackendRefusal, get_file_extension
 
-# Module name and backend class, in order of preference among equals.
-BACKEND_MODULES = (("pil_backend", "PilBackend"), ("pypng_backend", "PngBackend"),
-                   ("cv2_backend", "Cv2Backend"))
+
+class ImageReadError(OSError, ValueError):
+    """No backend could decode an image file (an OSError as pillow's, a ValueError as nnabla's
+    'no backend available')."""
+
+# Module name and backend class, in order of preference among equals: the order nnabla 1.39
+# registers them in (tests/data/image_utils records it), so an ``OK`` tie (saving a 16-bit
+# PNG) goes to OpenCV before pypng, as there.
+BACKEND_MODULES = (("pil_backend", "PilBackend"), ("cv2_backend", "Cv2Backend"),
+                   ("pypng_backend", "PngBackend"))
 EXTRA_HINT = "pip install 'nnabla[utils]' (or pip install pillow)"
 _VERBS = {"load": "read", "save": "save", "resize": "resize"}
 
@@ -74,10 +83,16 @@ class ImageUtilsBackendManager:
 
         Raises:
             ImportError: no image library is installed.
+            FileNotFoundError: ``load`` of a path that does not exist.
+            ImageReadError: every candidate refused to read the file (OSError, ValueError).
             ValueError: every candidate refused, or none accepts the file type.
         """
         if not self._backends:
             raise ImportError(f"nnabla.utils.image_utils needs an image library: {EXTRA_HINT}")
+        if operator == "load" and isinstance(source, (str, os.PathLike)) \
+                and not os.path.exists(source):
+            raise FileNotFoundError(errno.ENOENT, "image_utils.imread: no such file",
+                                    os.fspath(source))
         start = source.tell() if hasattr(source, "seek") else None
         refusals = []
         for name in self.candidates(source, operator):
@@ -90,7 +105,8 @@ class ImageUtilsBackendManager:
                 continue
             self._current = name
             return result
-        raise ValueError(self._failure_message(operator, source, refusals))
+        error = ImageReadError if operator == "load" and refusals else ValueError
+        raise error(self._failure_message(operator, source, refusals))
 
     def _failure_message(self, operator, source, refusals):
         what = "the image" if operator == "resize" else repr(source)

@@ -31,6 +31,10 @@ def _decode(path, flags):
     return cv2.imread(str(path), flags)
 
 
+def _name(path):
+    return getattr(path, "name", "<file object>") if hasattr(path, "read") else str(path)
+
+
 def _to_rgb(img, num_channels):
     """OpenCV's BGR(A) or gray ``(H, W[, C])`` image with ``num_channels`` RGB(A) channels."""
     channels = 0 if img.ndim == 2 else img.shape[-1]
@@ -71,9 +75,14 @@ class Cv2Backend(ImageUtilsBackend):
         if return_palette_indices:
             raise BackendRefusal("OpenCV does not return palette indices")
         check_imread_args(grayscale, num_channels)
-        img = _decode(path, cv2.IMREAD_GRAYSCALE if grayscale else cv2.IMREAD_UNCHANGED)
+        # ANYDEPTH: a 16-bit file stays 16-bit in gray too, so it can be refused below
+        img = _decode(path, cv2.IMREAD_GRAYSCALE | cv2.IMREAD_ANYDEPTH if grayscale
+                      else cv2.IMREAD_UNCHANGED)
         if img is None:
-            raise BackendRefusal(f"OpenCV could not decode {path!r}")
+            raise BackendRefusal(f"OpenCV could not decode {_name(path)!r}")
+        if img.dtype == np.uint16 and not as_uint16:
+            raise BackendRefusal("a 16-bit image is read only with as_uint16=True (its 8-bit "
+                                 "range is unknown)")
         if as_uint16 and img.dtype != np.uint16:
             if img.dtype != np.uint8:
                 raise BackendRefusal(f"casting a {img.dtype} image to uint16 is not safe")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
 from .common import (BackendRefusal, check_imread_args, finish_imread, finish_imresize,
                      prepare_imresize, prepare_imsave)
@@ -16,8 +16,9 @@ _SIXTEEN_BIT_HINT = "install pypng or opencv-python for 16-bit images"
 def _to_rgb_array(image, grayscale, num_channels, return_palette_indices):
     """The ``(H, W[, C])`` uint8 array of a pillow image, converted as imread asks."""
     if image.mode == "I" or image.mode.startswith("I;16"):
-        raise BackendRefusal(f"pillow reads 8-bit images only (mode {image.mode}); "
-                             + _SIXTEEN_BIT_HINT)
+        # nnabla lets pillow truncate 16-bit values to their low byte here; we refuse
+        raise BackendRefusal(f"a 16-bit image (pillow mode {image.mode}) is read only with "
+                             "as_uint16=True; " + _SIXTEEN_BIT_HINT)
     if image.mode == "P" and not return_palette_indices:
         # Palette images read as their colours, not their palette indices.
         image = image.convert("RGBA" if "transparency" in image.info else "RGB")
@@ -69,7 +70,11 @@ class PilBackend(ImageUtilsBackend):
             raise BackendRefusal("pillow reads 8-bit images only (as_uint16=True); "
                                  + _SIXTEEN_BIT_HINT)
         check_imread_args(grayscale, num_channels)
-        with Image.open(path) as image:
+        try:
+            image = Image.open(path)
+        except UnidentifiedImageError as error:
+            raise BackendRefusal(f"pillow cannot decode it ({error})") from error
+        with image:
             img = _to_rgb_array(image, grayscale, num_channels, return_palette_indices)
         return finish_imread(img, size, interpolate, channel_first, self.imresize)
 

@@ -81,12 +81,18 @@ class PngBackend(ImageUtilsBackend):
         if return_palette_indices:
             raise BackendRefusal("pypng does not return palette indices")
         check_imread_args(grayscale, num_channels)
-        with _binary_file(path, "rb") as file:
-            width, height, rows, info = png.Reader(file=file).asDirect()
-            if info["bitdepth"] not in (8, 16):
-                raise BackendRefusal(f"pypng reads 8- and 16-bit PNG files only "
-                                     f"({info['bitdepth']}-bit)")
-            img = _pixels_to_array(rows, width, height, info, grayscale, as_uint16)
+        start = path.tell() if hasattr(path, "read") else None
+        try:
+            with _binary_file(path, "rb") as file:
+                width, height, rows, info = png.Reader(file=file).asDirect()
+                if info["bitdepth"] not in (8, 16):
+                    raise BackendRefusal(f"pypng reads 8- and 16-bit PNG files only "
+                                         f"({info['bitdepth']}-bit)")
+                img = _pixels_to_array(rows, width, height, info, grayscale, as_uint16)
+        except png.Error as error:
+            if start is not None:
+                path.seek(start)
+            raise BackendRefusal(f"pypng cannot decode it ({error})") from error
         img = np.ascontiguousarray(_convert_channels(img, num_channels))
         return finish_imread(img, size, interpolate, channel_first, _resize_with_best_backend)
 
