@@ -165,7 +165,8 @@ class Variable:
                     "a Variable handle went away: releasing the memory of an array narrowed "
                     "from (or narrowed into) another one is refused (NdArray.narrow)"))
                 return
-            data.clear()
+            if data.__class__ is SyncedArray:     # a window's memory is its root's
+                data.clear()
 
     @staticmethod
     def from_numpy_array(data, grad=None, need_grad=None):

@@ -174,7 +174,8 @@ def _dot_arrays(a, b):
             result = result.data
         return result
     if a.ndim == 1 and b.ndim == 1:
-        return F.sum(a * b)
+        # one matrix product (BLAS): it rounds less than a float32 sum of the products
+        return F.reshape(F.affine(F.reshape(a, (1, -1)), F.reshape(b, (-1, 1))), ())
     if a.ndim == 2 and b.ndim == 2:
         return F.affine(a, b)
     if b.ndim == 1:
