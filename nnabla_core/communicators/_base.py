@@ -309,7 +309,8 @@ class Communicator:
         if not keep_dtype:
             dtype = np.float16 if self._ctx.backend[0].endswith(":half") else np.float32
             for a in arrays:
-                if a.dtype != dtype:
+                # a gradient only zeroed so far has no type yet: the cast decides it
+                if not a._array.has_type() or a.dtype != dtype:
                     a.cast(dtype, self._ctx)
         return AllReduceCallback(self, arrays, int(pack_size), bool(division), group, scale)
 

@@ -51,16 +51,22 @@ def _launcher_flags(mpiexec):
 
 @pytest.fixture(scope="session")
 def run_mpi(mpi):
-    """``run_mpi(worker, n=2, timeout=120, env=None, check=True)`` -> CompletedProcess."""
+    """``run_mpi(worker, n=2, timeout=120, env=None, check=True, args=(), cwd=None)`` ->
+    CompletedProcess; ``worker`` names a script of workers/ or is the path of a script
+    (then ``check`` only checks the exit status)."""
     mpiexec = _mpiexec()
     flags = _launcher_flags(mpiexec)
 
-    def run(worker, n=2, timeout=120, env=None, check=True):
+    def run(worker, n=2, timeout=120, env=None, check=True, args=(), cwd=None):
         full_env = dict(os.environ, PYTHONUNBUFFERED="1", OMPI_MCA_rmaps_base_oversubscribe="1")
         full_env.update(env or {})
-        cmd = [mpiexec, *flags, "-n", str(n), sys.executable, str(WORKERS / f"{worker}.py")]
+        script = worker if isinstance(worker, pathlib.Path) else WORKERS / f"{worker}.py"
+        cmd = [mpiexec, *flags, "-n", str(n), sys.executable, str(script), *args]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                             env=full_env, stdin=subprocess.DEVNULL)
+                             env=full_env, stdin=subprocess.DEVNULL, cwd=cwd)
+        if check and isinstance(worker, pathlib.Path):
+            assert out.returncode == 0, f"{worker} failed:\n{out.stdout}\n{out.stderr}"
+            return out
         if check:
             assert out.returncode == 0, f"{worker} failed:\n{out.stdout}\n{out.stderr}"
             oks = sorted(line for line in out.stdout.splitlines() if line.startswith("OK "))
