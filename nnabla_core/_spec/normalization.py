@@ -95,8 +95,10 @@ def batch_normalization(spec, x, beta, gamma, mean, variance, z=None, *, axes, d
     return _with_stats(spec, x, p, n_outputs)
 
 
-def fused_batch_normalization(spec, x, beta, gamma, mean, variance, z=None, **args):
-    return batch_normalization(spec, x, beta, gamma, mean, variance, z, **args)
+def fused_batch_normalization(spec, x, beta, gamma, mean, variance, z=None, n_outputs=-1,
+                              **args):
+    return batch_normalization(spec, x, beta, gamma, mean, variance, z, n_outputs=n_outputs,
+                               **args)
 
 
 def tensor_normalization(spec, x, beta, gamma, *, axes, eps, no_scale, no_bias, n_outputs=-1):
