@@ -7,6 +7,7 @@ Keep this module compatible with Python 3.10 (the reference interpreter).
 """
 import argparse
 import json
+import os
 import resource
 import sys
 import time
@@ -15,9 +16,40 @@ import tracemalloc
 MARKER = "BENCH_RESULT "
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def configured_threads():
+    """Threads the process was told to use: the first of ``OMP_NUM_THREADS``,
+    ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` that is set, else the core count
+    (the default of OpenBLAS, OpenMP and PyTorch)."""
+    for name in THREAD_VARIABLES:
+        if os.environ.get(name, "").strip().isdigit():
+            return int(os.environ[name])
+    return os.cpu_count() or 1
+
+
+def os_threads():
+    """Threads the process has now (Linux ``/proc``), or None elsewhere."""
+    try:
+        with open("/proc/self/status") as stream:
+            for line in stream:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def emit(value, unit, **extra):
-    """Print a result line for ``run.py``: ``value`` in ``unit`` plus extra fields."""
-    record = {"value": value, "unit": unit}
+    """Print a result line for ``run.py``: ``value`` in ``unit`` plus extra fields.
+
+    Every line also carries ``threads`` (see :func:`configured_threads`; a twin script
+    passes its framework's own count), ``os_threads`` and ``peak_mb`` (the process's
+    RSS high-water mark, MiB) unless given.
+    """
+    record = {"value": value, "unit": unit, "threads": configured_threads(),
+              "os_threads": os_threads(), "peak_mb": max_rss_mb()}
     record.update(extra)
     sys.stdout.write(MARKER + json.dumps(record) + "\n")
     sys.stdout.flush()

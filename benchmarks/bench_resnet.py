@@ -8,12 +8,14 @@ Cases (one per process, see ``run.py``):
   ``nn.auto_forward()`` every step, then ``backward(clear_buffer=True)`` and ``update``.
 * ``resnet18_infer``: static inference graph (running BN statistics), input without
   gradient, ``forward(clear_buffer=True)``.
+* ``resnet18_infer_b1``: the same at batch 1 (latency), 30 measured steps (10 quick).
 
 Each case emits, from a fresh process, the growth of the RSS high-water mark
 (``ru_maxrss``) over one warm-up step and the measured steps, counted from after the
 parameters, the solver state, the static graph and the batch were created (``value``,
 MiB); the absolute high-water mark at the end (``peak_mb``, MiB); and the median time of
-the steps after the warm-up (``seconds``, s/iter). The network is in ``nets.py``.
+the steps after the warm-up (``seconds``, s/iter; ``ms``, the same in ms/step). The
+network is in ``nets.py``; ``torch_resnet.py`` is the PyTorch twin.
 """
 import statistics
 import time
@@ -30,11 +32,11 @@ SHAPE = (BATCH, 3, 32, 32)
 CLASSES = 10
 
 
-def _batch():
+def _batch(batch=BATCH):
     """A fixed random batch: images (B, 3, 32, 32) and labels (B, 1)."""
     rng = np.random.RandomState(0)
-    images = rng.standard_normal(SHAPE).astype(np.float32)
-    labels = rng.randint(0, CLASSES, size=(BATCH, 1)).astype(np.int32)
+    images = rng.standard_normal((batch,) + SHAPE[1:]).astype(np.float32)
+    labels = rng.randint(0, CLASSES, size=(batch, 1)).astype(np.int32)
     return images, labels
 
 
@@ -68,10 +70,10 @@ def _training_setup(dynamic):
     return step
 
 
-def _inference_setup():
+def _inference_setup(batch=BATCH):
     """Parameters, the static inference graph and its step function."""
-    images, _ = _batch()
-    x = nn.Variable(SHAPE, need_grad=False)
+    images, _ = _batch(batch)
+    x = nn.Variable(images.shape, need_grad=False)
     y = resnet18(x, CLASSES, test=True)
 
     def step():
@@ -82,9 +84,9 @@ def _inference_setup():
     return step
 
 
-def _measure(step, quick):
+def _measure(step, quick, steps=3):
     """Emit RSS growth, absolute peak RSS and step time of one warm-up and the steps."""
-    steps = 2 if quick else 3
+    steps = max(2, steps // 3) if quick else steps
     before = _harness.max_rss_mb()
     result = step()  # warm-up: allocates the buffers, counted in the high-water mark
     times = []
@@ -95,14 +97,15 @@ def _measure(step, quick):
     if not np.all(np.isfinite(result.d)):
         raise RuntimeError("ResNet-18 produced non-finite values")
     peak = _harness.max_rss_mb()
+    seconds = statistics.median(times)
     _harness.emit(peak - before, "MiB", peak_mb=peak, start_mb=before,
-                  seconds=statistics.median(times), per_iteration=times)
+                  seconds=seconds, ms=seconds * 1e3, per_iteration=times)
 
 
-def _case(setup):
+def _case(setup, steps=3):
     def run(quick):
         nn.seed(0)
-        _measure(setup(), quick)
+        _measure(setup(), quick, steps)
     return run
 
 
@@ -110,6 +113,7 @@ CASES = {
     "resnet18_train": _case(lambda: _training_setup(False)),
     "resnet18_dynamic": _case(lambda: _training_setup(True)),
     "resnet18_infer": _case(_inference_setup),
+    "resnet18_infer_b1": _case(lambda: _inference_setup(1), steps=30),
 }
 
 if __name__ == "__main__":

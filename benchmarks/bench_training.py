@@ -78,7 +78,8 @@ def _deep_cnn_setup(dynamic):
 def _deep_cnn_time(dynamic, quick):
     step = _deep_cnn_setup(dynamic)
     times = _harness.seconds_per_call_each(step, 1 if quick else 3, warmup=1)
-    _harness.emit(sum(times) / len(times), "s/iter", per_iteration=times)
+    seconds = sum(times) / len(times)
+    _harness.emit(seconds, "s/iter", per_iteration=times, ms=seconds * 1e3)
 
 
 def _deep_cnn_rss(dynamic, quick):

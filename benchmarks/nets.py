@@ -71,3 +71,34 @@ def resnet18(x, classes=10, test=False):
         h = F.global_average_pooling(h)
         with nn.parameter_scope("classifier"):
             return PF.affine(h, classes)
+
+
+def transformer_encoder(x, layers=2, heads=8, feedforward=1024):
+    """A post-norm Transformer encoder (as PyTorch's ``nn.TransformerEncoderLayer``):
+    per layer, multi-head self-attention (one affine for queries, keys and values, scaled
+    dot products by ``F.batch_matmul``, softmax) and a GELU feed-forward, each added to its
+    input and layer-normalized over the features. ``x`` is (batch, time, features)."""
+    batch, time, dim = x.shape
+    head = dim // heads
+    h = x
+    for layer in range(layers):
+        with nn.parameter_scope(f"encoder{layer + 1}"):
+            with nn.parameter_scope("qkv"):
+                qkv = PF.affine(h, (3, heads, head), base_axis=2)      # (B, T, 3, H, D)
+            q, k, v = F.split(F.transpose(qkv, (2, 0, 3, 1, 4)), axis=0)  # (B, H, T, D)
+            q, k, v = (F.reshape(a, (batch * heads, time, head)) for a in (q, k, v))
+            scores = F.batch_matmul(q, k, transpose_b=True) * (head ** -0.5)
+            a = F.batch_matmul(F.softmax(scores, axis=2), v)           # (B*H, T, D)
+            a = F.reshape(F.transpose(F.reshape(a, (batch, heads, time, head)),
+                                      (0, 2, 1, 3)), (batch, time, dim))
+            with nn.parameter_scope("out"):
+                a = PF.affine(a, dim, base_axis=2)
+            with nn.parameter_scope("norm1"):
+                h = PF.layer_normalization(h + a, batch_axis=(0, 1))
+            with nn.parameter_scope("ff1"):
+                f = F.gelu(PF.affine(h, feedforward, base_axis=2))
+            with nn.parameter_scope("ff2"):
+                f = PF.affine(f, dim, base_axis=2)
+            with nn.parameter_scope("norm2"):
+                h = PF.layer_normalization(h + f, batch_axis=(0, 1))
+    return h

@@ -1,21 +1,24 @@
-"""Run the benchmarks on our nnabla and, optionally, on nnabla 1.39 itself, in one go.
+"""Run the benchmarks on our nnabla and, optionally, on nnabla 1.39 and PyTorch, in one go.
 
 Usage::
 
     python benchmarks/run.py [--quick] [--reference-python PYTHON] [--python PYTHON]
+                             [--torch-python PYTHON | --no-torch]
                              [--only NAME ...] [--repeats N] [--threads N]
 
 ``--reference-python`` (default: the ``NNABLA_REFERENCE_PYTHON`` environment variable)
 is an interpreter with nnabla 1.39 installed; ``--python`` (default: this interpreter)
-is the one with ours.
+is the one with ours; ``--torch-python`` (default: the ``--python`` one) runs the
+PyTorch twins (``torch_*.py``) when ``import torch`` works there.
 
 Every measurement runs in its own fresh subprocess; a case is repeated and the median
-is reported. When a reference interpreter is given, ours and nnabla's runs alternate
-so that both see the same machine load, and the table shows the ratio ours / nnabla.
+is reported. Ours, nnabla's and PyTorch's runs alternate so that all see the same
+machine load, and the table shows the ratios ours / nnabla and ours / PyTorch.
 The results are also written as JSON to ``benchmarks/results/`` (git-ignored).
-The bench scripts use only nnabla's public API: the same files run on both.
+The bench scripts use only nnabla's public API: the same files run on both nnablas.
 """
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -29,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MARKER = "BENCH_RESULT "
 TIMEOUT_SECONDS = 1800
 REFERENCE_VARIABLE = "NNABLA_REFERENCE_PYTHON"
-ROW_FORMAT = "{:<30} {:>8} {:>12} {:>12} {:>8}"
+ROW_FORMAT = "{:<30} {:>8} {:>10} {:>10} {:>10} {:>6} {:>6}"
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,12 @@ class Bench:
     case: str = ""
     field: str = "value"
     unit: str = ""
+    twin: bool = False       # a PyTorch twin of the case exists in torch_<script>
+
+    @property
+    def twin_script(self):
+        """The PyTorch twin script: ``bench_x.py`` -> ``torch_x.py``."""
+        return self.script.replace("bench_", "torch_", 1)
 
     @property
     def process(self):
@@ -62,20 +71,29 @@ def _resnet18(case, rss_ratio=None):
     """Rows of one ResNet-18 measurement: RSS growth, absolute peak RSS, step time."""
     targets = ((f"ratio<={rss_ratio:.1f}", 6),) if rss_ratio else ()
     return [Bench(f"{case}_rss", "bench_resnet.py", "resnet", 3, 1, targets=targets,
-                  case=case),
+                  case=case, twin=True),
             Bench(f"{case}_peak", "bench_resnet.py", "resnet", 3, 1, targets=targets,
-                  case=case, field="peak_mb", unit="MiB"),
+                  case=case, field="peak_mb", unit="MiB", twin=True),
             Bench(f"{case}_time", "bench_resnet.py", "resnet", 3, 1, case=case,
-                  field="seconds", unit="s/iter")]
+                  field="seconds", unit="s/iter", twin=True)]
+
+
+FUNCTIONS = (
+    "fn_convolution", "fn_convolution_1x1", "fn_convolution_strided",
+    "fn_convolution_depthwise", "fn_convolution_grouped", "fn_convolution_dilated",
+    "fn_convolution_channel_last", "fn_deconvolution", "fn_max_pooling",
+    "fn_average_pooling", "fn_batch_normalization", "fn_layer_normalization", "fn_softmax",
+    "fn_gelu", "fn_tanh", "fn_affine", "fn_batch_matmul", "fn_lstm", "fn_rnn", "fn_gru",
+    "fn_multi_head_attention", "fn_interpolate", "fn_sort", "fn_top_k_data")
 
 
 BENCHES = [
     Bench("mlp_step", "bench_training.py", "training",
           targets=(("ratio<=1.5", 2), ("ratio<=0.9", 6))),
     Bench("deep_cnn_static", "bench_training.py", "training", 3, 1,
-          targets=(("ratio<=0.5", 2),)),
+          targets=(("ratio<=0.5", 2), ("torch<=1.25", 10)), twin=True),
     Bench("deep_cnn_dynamic", "bench_training.py", "training", 3, 1,
-          targets=(("ratio<=0.5", 2),)),
+          targets=(("ratio<=0.5", 2), ("torch<=1.25", 10)), twin=True),
     Bench("deep_cnn_static_rss", "bench_training.py", "memory", 3, 1),
     Bench("deep_cnn_dynamic_rss", "bench_training.py", "memory", 3, 1),
     Bench("deep_cnn_static_traced", "bench_training.py", "memory", 1, 1, reference=False),
@@ -91,11 +109,23 @@ BENCHES = [
     Bench("dispatch_static_chain_fwd_bwd", "bench_dispatch.py", "dispatch",
           targets=(("ratio<=1.5", 6),)),
 ] + _resnet18("resnet18_train", 1.0) + _resnet18("resnet18_infer", 1.0) + _resnet18(
-    "resnet18_dynamic") + [Bench(name, "bench_functions.py", "functions", 3, 1) for name in (
-        "fn_convolution", "fn_max_pooling", "fn_average_pooling", "fn_batch_normalization",
-        "fn_affine", "fn_tanh", "fn_deconvolution", "fn_layer_normalization", "fn_rnn",
-        "fn_lstm", "fn_gru", "fn_multi_head_attention", "fn_interpolate", "fn_sort",
-        "fn_top_k_data")]
+    "resnet18_dynamic") + _resnet18("resnet18_infer_b1") + [
+    Bench("transformer_train", "bench_transformer.py", "transformer", 3, 1,
+          targets=(("torch<=1.25", 10),), twin=True)] + [
+    Bench(name, "bench_functions.py", "functions", 3, 1, targets=(("torch<=1.25", 10),),
+          twin=True) for name in FUNCTIONS]
+
+# The six workloads of issue 10, in its order: (label, row); ``--only workloads`` runs them
+# and a summary (ms/step, peak RSS, threads of each engine) follows the table.
+WORKLOADS = (("deep CNN b64, static", "deep_cnn_static"),
+             ("deep CNN b64, dynamic", "deep_cnn_dynamic"),
+             ("ResNet-18 train b32", "resnet18_train_time"),
+             ("ResNet-18 inference b1", "resnet18_infer_b1_time"),
+             ("ResNet-18 inference b32", "resnet18_infer_time"),
+             ("Transformer encoder train", "transformer_train"))
+_TIMED = {name for _, name in WORKLOADS[2:5]}
+BENCHES = [dataclasses.replace(b, targets=b.targets + (("torch<=1.25", 10),))
+           if b.name in _TIMED else b for b in BENCHES]
 
 # Pairs whose quotient (dynamic-mode peak / static-mode peak, same engine) an issue
 # bounds: within 10% for the deep CNN (issue 2), within 5% for ResNet-18 (issue 6).
@@ -105,12 +135,17 @@ MEMORY_PAIRS = [("deep_cnn_dynamic_rss", "deep_cnn_static_rss", 1.10, 2),
                 ("resnet18_dynamic_peak", "resnet18_train_peak", 1.05, 6)]
 
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+# Thread counts --threads sets: OpenMP (PyTorch and oneDNN read it too), OpenBLAS, MKL,
+# and our native loops.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "NNABLA_CPU_NUM_THREADS")
+ENGINES = ("ours", "nnabla", "torch")
 
 
-def run_once(python, bench, quick, threads=None):
+def run_once(python, bench, quick, threads=None, script=None):
     """Run one case in a fresh process; return its result dict or an 'error' dict."""
-    command = [python, os.path.join(HERE, bench.script), bench.process] + (["--quick"] * quick)
+    command = [python, os.path.join(HERE, script or bench.script), bench.process] + (
+        ["--quick"] * quick)
     env = dict(os.environ)
     if threads:
         env.update({name: str(threads) for name in THREAD_VARIABLES})
@@ -132,8 +167,19 @@ def summarize(samples, field="value", unit=""):
     if not values:
         errors = [s["error"] for s in samples if "error" in s]
         return {"error": errors[0] if errors else f"no field {field!r}"}
-    return {"median": statistics.median(values), "samples": values,
-            "unit": unit or next(s["unit"] for s in samples if field in s)}
+    summary = {"median": statistics.median(values), "samples": values,
+               "unit": unit or next(s["unit"] for s in samples if field in s)}
+    for extra in ("peak_mb", "threads", "os_threads"):
+        found = [s[extra] for s in samples if s.get(extra) is not None]
+        if found:
+            summary[extra] = statistics.median(found)
+    return summary
+
+
+def has_torch(python):
+    """Whether ``import torch`` works in ``python`` (PyTorch is never a dependency)."""
+    done = subprocess.run([python, "-c", "import torch"], check=False, capture_output=True)
+    return done.returncode == 0
 
 
 def interpreter_info(python):
@@ -147,17 +193,19 @@ def interpreter_info(python):
             "nnabla_path": parts[-1]}
 
 
-def meets(target, ours, ratio):
-    """'yes'/'no' for a target such as 'ratio<=1.5' or 'value<=10'; '' when not checkable."""
+def meets(target, ours, ratio, torch_ratio=None):
+    """'yes'/'no' for a target such as 'ratio<=1.5' (ours / nnabla), 'torch<=1.25' (ours /
+    PyTorch) or 'value<=10'; '' when not checkable."""
     kind, bound = target.split("<=")
-    measured = ratio if kind == "ratio" else ours
+    measured = {"ratio": ratio, "torch": torch_ratio}.get(kind, ours)
     return "" if measured is None else ("yes" if measured <= float(bound) else "no")
 
 
-def run_all(benches, ours, reference, quick, repeats, threads=None):
-    """Measure every case, alternating ours and nnabla; return the result rows.
+def run_all(benches, ours, reference, quick, repeats, threads=None, torch=None):
+    """Measure every case, alternating ours, nnabla and PyTorch; return the result rows.
 
-    Rows that share a process case (``Bench.case``) are filled from the same runs.
+    ``torch`` is an interpreter with PyTorch for the twins, or None. Rows that share a
+    process case (``Bench.case``) are filled from the same runs.
     """
     rows = []
     processes = {}
@@ -165,13 +213,15 @@ def run_all(benches, ours, reference, quick, repeats, threads=None):
         processes.setdefault((bench.script, bench.process), []).append(bench)
     for group in processes.values():
         count = repeats or max(b.quick_repeats if quick else b.repeats for b in group)
-        pythons = {"ours": ours}
+        pythons = {"ours": (ours, None)}
         if reference and all(b.reference for b in group):
-            pythons["nnabla"] = reference
+            pythons["nnabla"] = (reference, None)
+        if torch and group[0].twin:
+            pythons["torch"] = (torch, group[0].twin_script)
         samples = {key: [] for key in pythons}
         for _ in range(count):
-            for key, python in pythons.items():
-                samples[key].append(run_once(python, group[0], quick, threads))
+            for key, (python, script) in pythons.items():
+                samples[key].append(run_once(python, group[0], quick, threads, script))
         for bench in group:
             row = {"name": bench.name, "group": bench.group, "case": bench.process,
                    "field": bench.field}
@@ -188,18 +238,54 @@ def _median(row, key):
     return row.get(key, {}).get("median")
 
 
+def _quotient(top, bottom):
+    return top / bottom if top is not None and bottom else None
+
+
+def _fixed(value):
+    return "-" if value is None else f"{value:.2f}"
+
+
 def format_row(row):
-    """One table line: name, unit, ours, nnabla, ratio, targets met (and their issue)."""
-    ours, ref = _median(row, "ours"), _median(row, "nnabla")
-    ratio = ours / ref if ours is not None and ref else None
-    row["ratio"] = ratio
-    unit = row["ours"].get("unit") or row.get("nnabla", {}).get("unit", "")
+    """One table line: name, unit, ours, nnabla, PyTorch, ours/nnabla, ours/PyTorch,
+    targets met (and their issue)."""
+    ours = _median(row, "ours")
+    ratio = _quotient(ours, _median(row, "nnabla"))
+    torch_ratio = _quotient(ours, _median(row, "torch"))
+    row["ratio"], row["torch_ratio"] = ratio, torch_ratio
+    unit = next((row[k]["unit"] for k in ENGINES if row.get(k, {}).get("unit")), "")
     for target in row["targets"]:
-        target["met"] = meets(target["target"], ours, ratio)
-    met = "; ".join(f"{t['target']} {t['met'] or '?'} (#{t['issue']})" for t in row["targets"])
-    cells = [row["name"], unit, _cell(row, "ours"), _cell(row, "nnabla"),
-             "-" if ratio is None else f"{ratio:.2f}", met]
+        target["met"] = meets(target["target"], ours, ratio, torch_ratio)
+    met = "; ".join(f"{t['target']} {t['met'] or '?'} (#{t['issue']})" for t in row["targets"]
+                    if t["met"] or not t["target"].startswith("torch"))
+    cells = [row["name"], unit, _cell(row, "ours"), _cell(row, "nnabla"), _cell(row, "torch"),
+             _fixed(ratio), _fixed(torch_ratio), met]
     return (ROW_FORMAT + "  {}").format(*cells).rstrip()
+
+
+def workload_summary(rows):
+    """Lines of the issue-10 workload table: ms/step, peak RSS (MiB) and threads of each
+    engine, ours / nnabla and ours / PyTorch."""
+    by_name = {row["name"]: row for row in rows}
+    lines = []
+    for label, name in WORKLOADS:
+        row = by_name.get(name)
+        if row is None:
+            continue
+        scale = 1e3 if row["ours"].get("unit") == "s/iter" else 1.0
+        cells = []
+        for key in ENGINES:
+            part = row.get(key, {})
+            if "median" not in part:
+                cells.append(f"{key} {'error' if 'error' in part else 'n/a'}")
+                continue
+            peak = part.get("peak_mb")
+            cells.append(f"{key} {part['median'] * scale:.4g} ms, "
+                         f"{'?' if peak is None else f'{peak:.0f}'} MiB, "
+                         f"{part.get('threads', '?')} thr")
+        lines.append(f"{label:<27} " + " | ".join(cells) + f" | ours/nnabla "
+                     f"{_fixed(row.get('ratio'))}, ours/torch {_fixed(row.get('torch_ratio'))}")
+    return lines
 
 
 def _cell(row, key):
@@ -230,13 +316,18 @@ def parse_args(argv=None):
                         help="interpreter with nnabla 1.39 installed (default: the "
                              f"{REFERENCE_VARIABLE} environment variable)")
     parser.add_argument("--python", default=sys.executable, help="interpreter with ours")
+    parser.add_argument("--torch-python",
+                        help="interpreter with PyTorch for the twins (default: --python; "
+                             "twins run only where 'import torch' works)")
+    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch twins")
     parser.add_argument("--only", nargs="+", metavar="NAME",
                         help="rows, their process cases (e.g. resnet18_train) or groups "
-                             "(training, memory, dispatch, resnet, functions)")
+                             "(training, memory, dispatch, resnet, transformer, functions, "
+                             "workloads: the six of issue 10)")
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
     parser.add_argument("--threads", type=int,
-                        help="set OMP/OpenBLAS/MKL thread counts of both engines (default: "
-                             "leave the environment alone)")
+                        help="set the OMP/OpenBLAS/MKL/NNABLA_CPU thread counts of every "
+                             "engine, PyTorch's too (default: leave the environment alone)")
     parser.add_argument("--out", default=os.path.join(HERE, "results"), help="JSON folder")
     return parser.parse_args(argv)
 
@@ -245,7 +336,9 @@ def main(argv=None):
     """Run, print the table and write the JSON file; returns the exit status."""
     args = parse_args(argv)
     only = set(args.only or ())
-    benches = [b for b in BENCHES if not only or only & {b.name, b.process, b.group}]
+    workloads = {name for _, name in WORKLOADS} if "workloads" in only else set()
+    benches = [b for b in BENCHES
+               if not only or only & {b.name, b.process, b.group} or b.name in workloads]
     if not benches:
         print(f"no benchmark matches {args.only}; known: {[b.name for b in BENCHES]}")
         return 2
@@ -259,18 +352,42 @@ def main(argv=None):
     for key, info in engines.items():
         print(f"{key}: nnabla {info['nnabla_version']} from {info['nnabla_path']}, "
               f"Python {info['python_version']}")
+    torch = None if args.no_torch else (args.torch_python or args.python)
+    if torch and not has_torch(torch):
+        print(f"torch: not importable in {torch}: PyTorch twins skipped")
+        torch = None
+    elif torch:
+        engines["torch"] = {"python": torch}
+        print(f"torch: twins run in {torch}")
+    print(f"threads: {args.threads or 'environment defaults'}; load average before: "
+          f"{_load()}")
     print((ROW_FORMAT + "  {}").format(
-        "benchmark", "unit", "ours", "nnabla", "ratio", "target met (issue)"))
-    rows = run_all(benches, args.python, reference, args.quick, args.repeats, args.threads)
+        "benchmark", "unit", "ours", "nnabla", "torch", "o/n", "o/t", "target met (issue)"))
+    rows = run_all(benches, args.python, reference, args.quick, args.repeats, args.threads,
+                   torch)
+    load_after = _load()
+    summary = workload_summary(rows)
+    if summary:
+        print("\nworkloads (issue 10): ms/step, peak RSS, threads; ratios of the medians")
+        print("\n".join(summary))
+    print(f"load average after: {load_after}")
     ratios = memory_ratios(rows)
     for name, value in ratios.items():
         met = "yes" if value["ratio"] <= value["bound"] else "no"
         print(f"{name}: {value['ratio']:.3f} (target <= {value['bound']:.2f}: {met}, "
               f"#{value['issue']})")
     write_json(args.out, {"engines": engines, "quick": args.quick, "threads": args.threads,
-                          "rows": rows,
+                          "rows": rows, "load_after": load_after,
                           "memory_ratios": ratios})
     return 0
+
+
+def _load():
+    """The 1, 5 and 15 minute load averages (other processes share the machine)."""
+    try:
+        return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def write_json(folder, report):
