@@ -62,6 +62,11 @@ def get_devices():
     return ["0"]
 
 
+def get_device_count():
+    """Number of devices of the toy backend (one), as nnabla's extension modules give."""
+    return len(get_devices())
+
+
 def device_synchronize(device_id="0"):
     pass
 
