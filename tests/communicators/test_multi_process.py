@@ -35,3 +35,7 @@ def test_a_rank_dying_mid_training_aborts_the_job_instead_of_hanging(run_mpi):
     assert out.returncode != 0
     assert "rank 1 fails before the all_reduce" in out.stderr
     assert "returned without its peer" not in out.stdout
+
+
+def test_large_arrays_travel_in_their_own_buffers_and_small_ones_packed(run_mpi):
+    run_mpi("messages")

