@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-pytest.importorskip("nnabla_ext.cuda", reason="the nnabla-ext-cuda plugin is not installed")
+import nnabla_ext.cuda  # noqa: E402,F401  first-party: a broken or missing plugin fails here
 
 
 def pytest_configure(config):
