@@ -92,7 +92,6 @@ class Case:
             (``|analytic - numeric| <= fd_atol + fd_rtol |numeric|`` per element). Central
             differences with step 1e-4 are good to ~1e-8 for smooth functions, so a wrong
             derivative cannot pass the default 1e-6; a looser value needs ``why_loose``.
-        half_atol: tolerance of half against float in the backend kit (relative to max |y|).
         half_rtol: element-relative tolerance of half against float, forward and backward:
             ``|half - float| <= half_rtol (|float| + half_floor)``, where ``half_floor`` is
             the largest |float| of that output times ``half_floor_ratio``.
@@ -114,7 +113,6 @@ class Case:
     rtol: float = 1e-4
     grad_atol: float = 2e-3
     grad_rtol: float = 2e-2
-    half_atol: float = 2e-2
     fd_atol: float = 1e-6
     fd_rtol: float = 1e-6
     half_rtol: float = 1e-2
