@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 
 from . import _execute
-from ._array import F32, SyncedArray
+from ._array import F32, SyncedArray, SyncedArrayView
 from ._spec.binding import infer
 from ._state import STATE
 from .array_family import HOST
@@ -137,8 +137,15 @@ def _check_shapes(f):
     for ref, shape in zip(f.out_refs, out_shapes):
         node = ref()
         if node is not None and node.data.shape != shape:
-            node.data.reshape(shape)
+            if isinstance(node.data, SyncedArrayView):     # an in-place reshape's window
+                node.data = SyncedArray(shape, node.data.dtype)
+            else:
+                node.data.reshape(shape)
             node.grad.reshape(shape)
+    if _inplaced(f):
+        node = f.out_refs[0]()
+        if node is not None:
+            _share_reshaped(f.in_nodes[0], node)
 
 
 def effective_need_grad(functions):

@@ -183,3 +183,18 @@ def test_an_in_place_f_reshape_shares_data_and_counts_as_a_reference():
     assert z.get_number_of_references == 1
     u = x.get_unlinked_variable()
     assert u.get_number_of_references == 3
+
+
+def test_a_graph_with_an_in_place_reshape_follows_a_new_batch_size():
+    x = nn.Variable((2, 3), need_grad=True)
+    y = F.sum(F.reshape(F.mul_scalar(x, 2.0), (-1,)) ** 2)
+    x.d = 1
+    y.forward()
+    assert y.d == 24                                   # 6 elements of (2 * 1) ** 2
+    x.reset_shape((4, 3), force=True)
+    x.d = 1
+    y.forward()
+    assert y.d == 48
+    x.grad.zero()
+    y.backward()
+    np.testing.assert_array_equal(x.g, np.full((4, 3), 8))    # d/dx (2x)^2 = 8x
