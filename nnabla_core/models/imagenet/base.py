@@ -129,8 +129,10 @@ class ImageNetBase:
                                            returns_net)
         callback = NnpNetworkPass(verbose)
         self._configure_nnp(callback, input_var, training)
-        self.configure_global_average_pooling(callback, force_global_pooling,
-                                              check_global_pooling, self._pool_name)
+        if self._pool_name is not None:
+            self.configure_global_average_pooling(
+                callback, force_global_pooling, check_global_pooling,
+                self._pool_name.format(**self._format_dict()))
         callback.set_batch_normalization_batch_stat_all(training)
         callback.use_up_to(key_variable)
         if not training:
@@ -149,9 +151,9 @@ class ImageNetBase:
 
     def _call_architecture(self, input_var, key_variable, training, force_global_pooling,
                            check_global_pooling, returns_net):
+        pool = self._pool_name and self._pool_name.format(**self._format_dict())
         builder = Builder(training, key_variable,
-                          (self._pool_name.format(**self._format_dict()),
-                           force_global_pooling, check_global_pooling))
+                          (pool, force_global_pooling, check_global_pooling))
         try:
             last = self._architecture(builder, input_var)
         except StopBuilding as stop:
