@@ -53,6 +53,7 @@ class LayoutModifier(FunctionModifier):
 
     def _prepare_inputs(self, inputs, inputs_new=None):
         new = self._new_inputs_of(inputs, inputs_new)
+        self._converted = new
         self._set_converted_inputs(new)
         for inp, inp_new in zip(inputs, new):
             for f in inp.function_references:
@@ -123,4 +124,6 @@ class LayoutModifier(FunctionModifier):
         return None
 
     def __finish__(self):
-        self._prepare_inputs(self._inputs, self._inputs_new)
+        # The converted inputs stay those of the graph just made (nnabla 1.39 made new
+        # ones here, so ``inputs_cl`` no longer fed the converted graph).
+        self._prepare_inputs(self._inputs, self._converted)

@@ -228,13 +228,15 @@ def _fold_input_channels(name, args, w, c0, c1, channel_last):
         o_g = w_in.shape[1] // group
         ws = w_in.reshape((per_group, group, o_g) + w_in.shape[2:])
         w_scaled = ws * np.moveaxis(scale, 0, 1).reshape((per_group, group, 1) + (1,) * nd)
-        b_add = np.einsum("igo...,ig->go", ws, np.moveaxis(shift, 0, 1)).reshape(-1)
+        summed = ws.sum(axis=tuple(range(3, ws.ndim)))        # over the kernel window
+        b_add = np.einsum("igo,ig->go", summed, np.moveaxis(shift, 0, 1)).reshape(-1)
         w_new = w_scaled.reshape(w_in.shape)
     else:
         w_new = w_in * c0.reshape((n_in, 1) + (1,) * nd)
         i_g = n_in // group
         b_add = np.concatenate([
-            np.einsum("io...,i->o", w_in[g * i_g:(g + 1) * i_g], c1[g * i_g:(g + 1) * i_g])
+            np.einsum("io,i->o", w_in[g * i_g:(g + 1) * i_g].sum(axis=tuple(range(2, w.ndim))),
+                      c1[g * i_g:(g + 1) * i_g])
             for g in range(group)])
     return np.moveaxis(w_new, (0, 1), (in_axis, out_axis)), b_add
 
