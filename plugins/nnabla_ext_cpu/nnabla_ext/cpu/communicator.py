@@ -9,8 +9,11 @@ Messages: ``all_reduce`` with ``inplace=False`` (and every bucket of ``all_reduc
 packs the small arrays into one flat buffer per dtype and sends it as one ``Allreduce``;
 an array of at least ``OWN_MESSAGE_BYTES`` whose own buffer can travel (contiguous, of the
 wire dtype) is reduced in that buffer, as its own message: copying it in and out of a pack
-costs more than the extra message (``benchmarks/bench_comm.py``). float16 is summed in
-float32 (MPI has no half type). Before each collective the processes exchange a
+costs more than the extra message (``benchmarks/bench_comm.py``). Packs are built in
+buffers kept from call to call (one per wire dtype, as large as the largest message so far):
+a new buffer per call costs page faults and, in Open MPI, a new memory registration, which
+made a packed 1 MB all_reduce ten times slower than one on a reused buffer. float16 is summed
+in float32 (MPI has no half type). Before each collective the processes exchange a
 16-byte signature of what they are about to do (operation, sizes, dtypes), so mismatched
 shapes or dtypes across ranks raise a ``ValueError`` on every rank instead of summing garbage
 or hanging (``NNABLA_MPI_CHECK_LAYOUT=0`` skips it).
@@ -95,6 +98,7 @@ class MpiCommunicator(Communicator):
         self._timeout = None
         self._pending = False        # a collective timed out: abort the job at exit
         self._check_layout = os.environ.get("NNABLA_MPI_CHECK_LAYOUT", "1") != "0"
+        self._scratch = {}           # wire dtype -> buffer the packs of a call are cut from
 
     # -- lifecycle ---------------------------------------------------------------------
     def _init(self):
@@ -168,7 +172,7 @@ class MpiCommunicator(Communicator):
     def _all_gather(self, array, arrays, group):
         comm = self._comm("all_gather", group)
         self._agree("all_gather", group, comm, [array])
-        send = _packed([array])
+        send = _flat_copy([array])
         recv = np.empty((comm.Get_size(), send.size), send.dtype)
         self._run(comm, "all_gather", group, "Allgather", send, recv)
         for row, out in zip(recv, arrays):
@@ -177,7 +181,7 @@ class MpiCommunicator(Communicator):
     def _reduce_scatter(self, arrays, array, division, group):
         comm = self._comm("reduce_scatter", group)
         self._agree("reduce_scatter", group, comm, arrays, division)
-        send = _packed(arrays)
+        send = _flat_copy(arrays)
         recv = np.empty(send.size // comm.Get_size(), send.dtype)
         self._run(comm, "reduce_scatter", group, "Reduce_scatter_block", send, recv,
                   self._MPI.SUM)
@@ -202,6 +206,7 @@ class MpiCommunicator(Communicator):
         ``write=False``: this process only sends (the arrays are not changed).
         """
         messages, packs, seen = [], {}, set()
+        self._scratch = {d: (0, buf) for d, (_, buf) in self._scratch.items()}
         for a in arrays:
             own = _own_buffer(a, write)
             if own is not None and (inplace or own.nbytes >= OWN_MESSAGE_BYTES):
@@ -211,11 +216,24 @@ class MpiCommunicator(Communicator):
                     messages.append((own, []))
                     continue
             if inplace:
-                messages.append((_packed([a]), [a]))
+                messages.append((self._packed([a]), [a]))
             else:
                 packs.setdefault(_wire_dtype(np.dtype(a.dtype)), []).append(a)
-        messages += [(_packed(batch), batch) for batch in packs.values()]
+        messages += [(self._packed(batch), batch) for batch in packs.values()]
         return messages
+
+    def _packed(self, batch):
+        """The values of ``batch`` in one flat buffer of the wire dtype, cut from the kept
+        scratch buffer (see the module docstring)."""
+        dtype = _wire_dtype(np.dtype(batch[0].dtype))
+        count = sum(a.size for a in batch)
+        used, buf = self._scratch.get(dtype, (0, None))
+        if buf is None or used + count > buf.size:
+            used, buf = 0, np.empty(max(count, 2 * (0 if buf is None else buf.size)), dtype)
+        out = buf[used:used + count]
+        self._scratch[dtype] = (used + count, buf)
+        np.concatenate([a.get_data("r").reshape(-1) for a in batch], out=out)
+        return out
 
     def _agree(self, op, group, comm, arrays, *options):
         """Raise on every rank when the ranks are not doing the same collective."""
@@ -264,7 +282,7 @@ def _own_buffer(array, write):
     return own.reshape(-1) if own.flags.c_contiguous else None
 
 
-def _packed(batch):
+def _flat_copy(batch):
     """One new flat buffer of the wire dtype holding the values of ``batch``."""
     flat = [a.get_data("r").reshape(-1) for a in batch]
     if len(flat) == 1:
