@@ -1,0 +1,1 @@
+"""Contributed helpers kept for compatibility (``nnabla.contrib``)."""
