@@ -167,6 +167,7 @@ class Registry:
         """
         if backend in self.active:
             return
+        self._activate_addons()
         if backend not in self.extensions:
             raise self.unknown_backend(backend)
         ext, record = self.extensions[backend]
@@ -176,6 +177,14 @@ class Registry:
         self.active.add(backend)
         for dep in ext.depends:
             self.activate(dep)
+
+    def _activate_addons(self):
+        """Activate the add-ons with the first backend: plugins that declare no backend of
+        their own and only add to other plugins' (``overrides=True``), e.g. a communicator
+        for the ``cuda`` backend. Their activation hooks must therefore be cheap."""
+        for record in list(self.records.values()):
+            if record.status == "discovered" and not record.extensions:
+                self._isolated(record, lambda r=record: self._activate_record(r), "failed")
 
     def activate_all(self):
         """Activate every discovered backend; failures are recorded and warned, not raised."""
