@@ -100,6 +100,12 @@ class Plan:
             self._runners = [_execute.forward_runner(f) for f in self.functions]
         return self._runners
 
+    def members(self):
+        """Ids of the plan's functions."""
+        if "members" not in self.releases:
+            self.releases["members"] = {id(f) for f in self.functions}
+        return self.releases["members"]
+
     def reads(self):
         """Ids of the nodes whose data some backward step of the plan reads."""
         if "reads" not in self.releases:
@@ -345,7 +351,7 @@ def _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_h
             if hasattr(cb, "on_finish_function_backward"):
                 cb.on_finish_function_backward(f)
         if clear_buffer:
-            _release_after_backward(f, state)
+            _release_after_backward(f, state, plan.members())
         if recorder is not None:
             _record(recorder, f, state)
     for cb in callbacks:
@@ -490,9 +496,11 @@ def _inplaced(f):
     return (id(f.in_nodes[0]),) if out is None else (id(f.in_nodes[0]), id(out))
 
 
-def _release_after_backward(f, state):
+def _release_after_backward(f, state, members):
     """``clear_buffer``: clear the data and grads of ``f``'s outputs once its backward ran
-    (not the root's own grad, persistent outputs, nor inputs of functions keeping them)."""
+    (not the root's own grad, persistent outputs, inputs of functions keeping them, nor
+    outputs a function outside this pass (``members``: ids of its functions) also reads:
+    another backward may need them, as in nnabla)."""
     for ref in f.out_refs:
         n = ref()
         if n is None or n.persistent:
@@ -501,7 +509,8 @@ def _release_after_backward(f, state):
             if state.temporary_seed:
                 state.seed.clear()
             continue
-        if any(g is not None and _keeps_inputs(g) for g in (r() for r in n.refs)):
+        consumers = [g for g in (r() for r in n.refs) if g is not None]
+        if any(_keeps_inputs(g) or id(g) not in members for g in consumers):
             continue
         n.grad.clear()
         if id(n) not in _inplaced(f):       # the data is the input's too

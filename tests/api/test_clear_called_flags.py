@@ -143,3 +143,17 @@ def test_recorder_is_empty_when_inactive():
 def test_the_recorder_doctest_passes():
     import doctest
     assert doctest.testmod(recorder).failed == 0
+
+
+def test_backward_clear_buffer_keeps_what_another_graph_still_reads():
+    xv = np.array([1.0, 2.0], np.float32)
+    x = nn.Variable.from_numpy_array(xv, need_grad=True)
+    h = F.mul_scalar(x, 3.0)
+    y1 = F.sum(F.mul_scalar(h, 2.0))
+    y2 = F.sum(h * h)                      # its backward reads h
+    nn.forward_all([y1, y2])
+    x.grad.zero()
+    y1.backward(clear_buffer=True)
+    assert not h.data.clear_called        # y2's graph reads it
+    y2.backward(clear_buffer=True)
+    np.testing.assert_allclose(x.g, 6 + 18 * xv)   # d/dx (6x + 9x^2)
