@@ -1,6 +1,6 @@
 // Native hot kernels of the CPU backend (pybind11): im2col/col2im for
-// convolutions, the window loops of max/average/sum pooling, softmax cross-entropy;
-// and the switches of
+// convolutions, the window loops of max/average/sum pooling, softmax and softmax
+// cross-entropy, the per-channel passes of the normalizations; and the switches of
 // the caching allocator for numpy arrays (cached_allocator.h).
 //
 // Every kernel takes C-contiguous float32 or float64 arrays, allocates its output
@@ -21,6 +21,7 @@
 #include "cached_allocator.h"
 #include "geometry.h"
 #include "im2col.h"
+#include "normalization.h"
 #include "pooling.h"
 #include "softmax.h"
 
@@ -255,8 +256,105 @@ py::object sce_backward(In<T> x, Labels t, In<T> dy, idx_t outer, idx_t classes,
 }
 
 template <typename T>
+py::tuple channel_moments(In<T> x, idx_t outer, idx_t channels, idx_t inner) {
+  check_size(x.size(), outer * channels * inner, "x");
+  py::array_t<T> mean(channels), var(channels);
+  const T *px = x.data();
+  T *pm = mean.mutable_data(), *pv = var.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::channel_moments(px, pm, pv, outer, channels, inner);
+  }
+  return py::make_tuple(mean, var);
+}
+
+template <typename T>
+py::tuple channel_grad_sums(In<T> dy, In<T> x, In<T> mean, idx_t outer, idx_t channels,
+                            idx_t inner) {
+  check_size(x.size(), outer * channels * inner, "x");
+  check_size(dy.size(), x.size(), "dy");
+  check_size(mean.size(), channels, "mean");
+  py::array_t<T> sum_dy(channels), sum_dy_xc(channels);
+  const T *pd = dy.data(), *px = x.data(), *pm = mean.data();
+  T *ps = sum_dy.mutable_data(), *psx = sum_dy_xc.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::channel_grad_sums(pd, px, pm, ps, psx, outer, channels, inner);
+  }
+  return py::make_tuple(sum_dy, sum_dy_xc);
+}
+
+template <typename T>
+py::array_t<T> channel_affine(In<T> x, In<T> mean, In<T> a, In<T> b, idx_t outer,
+                              idx_t channels, idx_t inner, const py::object &dy,
+                              const py::object &p) {
+  check_size(x.size(), outer * channels * inner, "x");
+  check_size(mean.size(), channels, "mean");
+  check_size(a.size(), channels, "a");
+  check_size(b.size(), channels, "b");
+  if (dy.is_none() != p.is_none())
+    throw py::value_error("nnabla_ext.cpu._native.channel_affine: give both dy and p, or neither");
+  In<T> dya, pa;
+  if (!dy.is_none()) {
+    dya = In<T>::ensure(dy);
+    pa = In<T>::ensure(p);
+    if (!dya || !pa) throw py::error_already_set();
+    check_size(dya.size(), x.size(), "dy");
+    check_size(pa.size(), channels, "p");
+  }
+  py::array_t<T> y(x.size());
+  const T *px = x.data(), *pm = mean.data(), *pa_ = a.data(), *pb = b.data();
+  const T *pdy = dy.is_none() ? nullptr : dya.data();
+  const T *pp = dy.is_none() ? nullptr : pa.data();
+  T *py_ = y.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::channel_affine(px, pm, pa_, pb, pdy, pp, py_, outer, channels, inner);
+  }
+  return y;
+}
+
+template <typename T>
+py::array_t<T> softmax_forward(In<T> x, idx_t rows, idx_t n) {
+  check_size(x.size(), rows * n, "x");
+  py::array_t<T> y(rows * n);
+  const T *px = x.data();
+  T *py_ = y.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::softmax_rows_forward(px, py_, rows, n);
+  }
+  return y;
+}
+
+template <typename T>
+py::array_t<T> softmax_backward(In<T> y, In<T> dy, idx_t rows, idx_t n) {
+  check_size(y.size(), rows * n, "y");
+  check_size(dy.size(), rows * n, "dy");
+  py::array_t<T> dx(rows * n);
+  const T *py_ = y.data(), *pd = dy.data();
+  T *px = dx.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::softmax_rows_backward(py_, pd, px, rows, n);
+  }
+  return dx;
+}
+
+template <typename T>
 void bind_all(py::module_ &m) {
   using namespace pybind11::literals;
+  m.def("channel_moments", &channel_moments<T>, "x"_a, "outer"_a, "channels"_a, "inner"_a,
+        "(mean, biased variance) of each channel of x viewed as (outer, channels, inner).");
+  m.def("channel_grad_sums", &channel_grad_sums<T>, "dy"_a, "x"_a, "mean"_a, "outer"_a,
+        "channels"_a, "inner"_a, "(sum dy, sum dy (x - mean)) of each channel.");
+  m.def("channel_affine", &channel_affine<T>, "x"_a, "mean"_a, "a"_a, "b"_a, "outer"_a,
+        "channels"_a, "inner"_a, "dy"_a = py::none(), "p"_a = py::none(),
+        "(x - mean) a + b (+ dy p) per channel, flat.");
+  m.def("softmax_forward", &softmax_forward<T>, "x"_a, "rows"_a, "n"_a,
+        "Softmax over the last axis of x (rows, n), flat.");
+  m.def("softmax_backward", &softmax_backward<T>, "y"_a, "dy"_a, "rows"_a, "n"_a,
+        "y (dy - sum(dy y)) over the last axis of (rows, n), flat.");
   m.def("softmax_cross_entropy_forward", &sce_forward<T>, "x"_a, "t"_a, "outer"_a,
         "classes"_a, "inner"_a,
         "(y, None), or (None, first label >= classes); negative labels give 0.");
@@ -291,7 +389,7 @@ void bind_all(py::module_ &m) {
 PYBIND11_MODULE(_native, m) {
   using namespace pybind11::literals;
   m.doc() = "Native C++ kernels of nnabla_ext.cpu";
-  m.attr("ABI_VERSION") = 4;
+  m.attr("ABI_VERSION") = 5;
   // float first: with an exact dtype match pybind11 picks the first overload.
   bind_all<float>(m);
   bind_all<double>(m);

@@ -6,9 +6,12 @@
 // (the first one found), which raises; nothing here reads out of bounds.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+
+#include "geometry.h"
 
 namespace nbla_native {
 
@@ -69,6 +72,39 @@ void softmax_cross_entropy_backward(const T *x, const label_t *t, const T *dy, T
       for (idx_t c = 0; c < classes; ++c) grow[c * inner] *= scale;
       grow[label * inner] -= dy[at];
     }
+  }
+}
+
+// Softmax over the last axis of (rows, n): y = exp(x - max) / sum, one row at a time (the
+// row stays in cache between its passes; numpy made five passes over the whole array).
+template <typename T>
+void softmax_rows_forward(const T *x, T *y, idx_t rows, idx_t n) {
+#pragma omp parallel for schedule(static) if (rows > 1 && rows * n > kParallelWork)
+  for (idx_t r = 0; r < rows; ++r) {
+    const T *in = x + r * n;
+    T *out = y + r * n;
+    T max_x = n ? in[0] : T(0);
+    for (idx_t i = 1; i < n; ++i) max_x = std::max(max_x, in[i]);
+    T sum = T(0);
+    for (idx_t i = 0; i < n; ++i) {
+      out[i] = std::exp(in[i] - max_x);
+      sum += out[i];
+    }
+    for (idx_t i = 0; i < n; ++i) out[i] /= sum;
+  }
+}
+
+// dx = y (dy - sum(dy y)) over the last axis of (rows, n).
+template <typename T>
+void softmax_rows_backward(const T *y, const T *dy, T *dx, idx_t rows, idx_t n) {
+#pragma omp parallel for schedule(static) if (rows > 1 && rows * n > kParallelWork)
+  for (idx_t r = 0; r < rows; ++r) {
+    const T *yr = y + r * n;
+    const T *gr = dy + r * n;
+    T *out = dx + r * n;
+    T dot = T(0);
+    for (idx_t i = 0; i < n; ++i) dot += gr[i] * yr[i];
+    for (idx_t i = 0; i < n; ++i) out[i] = yr[i] * (gr[i] - dot);
   }
 }
 

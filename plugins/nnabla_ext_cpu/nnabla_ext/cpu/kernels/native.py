@@ -20,7 +20,7 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from .. import _native
-from . import array_extra, loss
+from . import activation, array_extra, loss, normalization
 from . import neural_network as generic
 
 # One thread by default (NNABLA_CPU_NUM_THREADS overrides; nnabla_ext.cpu.set_num_threads
@@ -189,7 +189,135 @@ class SoftmaxCrossEntropy(loss.SoftmaxCrossEntropy):
         return [dx.reshape(x.shape), None]
 
 
+def channel_blocks(shape, keep):
+    """``shape`` as (outer, channels, inner) when the ``keep`` axes (those with one
+    statistic each) are consecutive, else None."""
+    keep = sorted(keep)
+    if not keep:
+        return (1, 1, math.prod(shape))
+    if keep != list(range(keep[0], keep[-1] + 1)):
+        return None
+    return (math.prod(shape[:keep[0]]), math.prod(shape[keep[0]:keep[-1] + 1]),
+            math.prod(shape[keep[-1] + 1:]))
+
+
+def _per_channel(a, like, channels):
+    """``a`` (a statistic-shaped array, a scalar or None) as C-contiguous (channels,)."""
+    if a is None:
+        return np.zeros(channels, dtype=like.dtype)
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=like.dtype).reshape(-1)
+                                                if np.ndim(a) else a, (channels,)))
+
+
+class _NativeStandardize:
+    """The fused per-statistic path of the normalizations in two C++ passes each way:
+    statistics then ``y``; gradient sums then ``dx``. Needs the statistics' axes to be
+    consecutive (batch normalization over axis 1, layer normalization over the trailing
+    axes) and float32/float64 data; anything else takes the generic numpy code."""
+
+    def setup(self):
+        super().setup()
+        self.blocks = channel_blocks(self.x_shape, self.keep) if self.fast else None
+
+    def _native_ok(self, *arrays):
+        return self.blocks is not None and all(
+            a is None or a.dtype == arrays[0].dtype for a in arrays) and (
+            arrays[0].dtype in NATIVE_DTYPES)
+
+    def fused_forward(self, x, beta, gamma):
+        if not self._native_ok(x, beta, gamma):
+            return None
+        xn = np.ascontiguousarray(x)
+        c = self.blocks[1]
+        mean, var = _native.channel_moments(xn, *self.blocks)
+        inv_std = 1.0 / np.sqrt(var + x.dtype.type(self.eps))
+        scale = inv_std if gamma is None else _per_channel(gamma, x, c) * inv_std
+        y = _native.channel_affine(xn, mean, scale, _per_channel(beta, x, c), *self.blocks)
+        self.inv_std = inv_std.reshape(self.stat)
+        return y.reshape(self.x_shape), mean.reshape(self.stat), var.reshape(self.stat)
+
+    def fused_backward(self, xs, dy, gamma, dmean, dvar, pd):
+        x = xs[0]
+        if not self._native_ok(x, dy, gamma):
+            return None
+        xn, dyn = np.ascontiguousarray(x), np.ascontiguousarray(dy)
+        c = self.blocks[1]
+        mean, inv_std = self.mean.reshape(c), self.inv_std.reshape(c)
+        sums = _native.channel_grad_sums(dyn, xn, np.ascontiguousarray(mean), *self.blocks)
+        grads = [None] * len(xs)
+        if self.has_beta and pd[self.BETA]:
+            grads[self.BETA] = sums[0].reshape(self.stat)
+        if self.has_gamma and pd[self.GAMMA]:
+            grads[self.GAMMA] = (sums[1] * inv_std).reshape(self.stat)
+        if pd[0]:
+            n = max(x.size // max(c, 1), 1)
+            flat = [None if a is None else a.reshape(c) for a in (dmean, dvar)]
+            s, coef, const = normalization.standardize_grad_coefficients(
+                None if gamma is None else gamma.reshape(c), inv_std, n, sums, *flat)
+            dx = _native.channel_affine(xn, mean, _per_channel(coef, x, c),
+                                        _per_channel(const, x, c), *self.blocks, dyn,
+                                        _per_channel(s, x, c))
+            grads[0] = dx.reshape(self.x_shape)
+        return grads
+
+
+class BatchNormalization(_NativeStandardize, normalization.BatchNormalization):
+    """Also the running-statistics path (inference): one pass ``(x - mean) γ/σ + β``."""
+
+    def forward(self, xs):
+        x = xs[0]
+        if self.batch_stat or not self._native_ok(x, *xs[1:5]):
+            return super().forward(xs)
+        beta, gamma = self.params(xs)
+        c = self.blocks[1]
+        mean = _per_channel(xs[self.MEAN], x, c)
+        self.mean = xs[self.MEAN]
+        self.inv_std = 1.0 / np.sqrt(xs[self.VARIANCE] + x.dtype.type(self.eps))
+        scale = self.inv_std.reshape(c) if gamma is None else (gamma * self.inv_std).reshape(c)
+        y = _native.channel_affine(np.ascontiguousarray(x), mean, _per_channel(scale, x, c),
+                                   _per_channel(beta, x, c), *self.blocks)
+        return (y.reshape(self.x_shape),)
+
+
+class LayerNormalization(_NativeStandardize, normalization.LayerNormalization):
+    pass
+
+
+class InstanceNormalization(_NativeStandardize, normalization.InstanceNormalization):
+    pass
+
+
+class Softmax(activation.Softmax):
+    """Softmax over the last axis, one C++ pass per row (other axes stay generic)."""
+
+    def setup(self):
+        super().setup()
+        shape = self.in_shapes[0]
+        axis = self.axis % len(shape) if shape else 0
+        self.rows = (math.prod(shape[:-1]), shape[-1]) if shape and axis == len(shape) - 1 \
+            else None
+
+    def forward(self, xs):
+        x = xs[0]
+        if self.rows is None or x.dtype not in NATIVE_DTYPES:
+            return super().forward(xs)
+        return (_native.softmax_forward(np.ascontiguousarray(x), *self.rows).reshape(x.shape),)
+
+    def backward(self, xs, ys, dys, propagate_down):
+        y, dy = ys[0], dys[0]
+        if not propagate_down[0] or self.rows is None or y.dtype not in NATIVE_DTYPES or (
+                dy.dtype != y.dtype):
+            return super().backward(xs, ys, dys, propagate_down)
+        dx = _native.softmax_backward(np.ascontiguousarray(y), np.ascontiguousarray(dy),
+                                      *self.rows)
+        return [dx.reshape(y.shape)]
+
+
 KERNELS = {
+    "BatchNormalization": BatchNormalization,
+    "LayerNormalization": LayerNormalization,
+    "InstanceNormalization": InstanceNormalization,
+    "Softmax": Softmax,
     "SoftmaxCrossEntropy": SoftmaxCrossEntropy,
     "TopKData": TopKData,
     "Convolution": Convolution,

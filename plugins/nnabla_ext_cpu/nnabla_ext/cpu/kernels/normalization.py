@@ -38,6 +38,22 @@ def moments(xp, x, keep):
     return m, sum_to(xp, xc, keep, xc) / n, xc
 
 
+def standardize_grad_coefficients(scale, inv_std, n, sums, dmean=None, dvar=None):
+    """Per-statistic (s, coef, const) with dx = dy s + (x - mean) coef + const, the gradient
+    wrt x of ``y = (x - mean(x)) * inv_std(x) * scale`` (see :func:`standardize_grad`);
+    ``n`` is the number of elements per statistic, ``sums`` is (sum dy, sum dy (x - mean)).
+    """
+    s_dy, s_dyxc = sums
+    s = inv_std if scale is None else scale * inv_std
+    coef = -s * inv_std * inv_std * s_dyxc / n
+    const = -s * s_dy / n
+    if dvar is not None:
+        coef = coef + 2.0 * dvar / n
+    if dmean is not None:
+        const = const + dmean / n
+    return s, coef, const
+
+
 def standardize_grad(xp, dy, scale, xc, inv_std, keep, dmean=None, dvar=None, sums=None):
     """Gradient wrt x of ``y = (x - mean(x)) * inv_std(x) * scale``, statistics from x.
 
@@ -46,14 +62,9 @@ def standardize_grad(xp, dy, scale, xc, inv_std, keep, dmean=None, dvar=None, su
     ``sums`` may pass ``(sum dy, sum dy * xc)`` when the caller has them.
     """
     n = max(xc.size // max(math.prod(xc.shape[i] for i in keep), 1), 1)
-    s_dy, s_dyxc = sums if sums is not None else (sum_to(xp, dy, keep), sum_to(xp, dy, keep, xc))
-    s = inv_std if scale is None else scale * inv_std
-    coef = -s * inv_std * inv_std * s_dyxc / n
-    const = -s * s_dy / n
-    if dvar is not None:
-        coef = coef + 2.0 * dvar / n
-    if dmean is not None:
-        const = const + dmean / n
+    if sums is None:
+        sums = sum_to(xp, dy, keep), sum_to(xp, dy, keep, xc)
+    s, coef, const = standardize_grad_coefficients(scale, inv_std, n, sums, dmean, dvar)
     dx = dy * s
     xc *= coef      # xc is the caller's scratch copy of x - mean
     dx += xc
@@ -109,9 +120,23 @@ class _Standardize(Kernel):
             y = y * gamma
         return y if beta is None else y + beta
 
+    def fused_forward(self, x, beta, gamma):
+        """(y, mean, var) of the fused per-statistic path, or None to take the generic one.
+        A hook for backends with a fused loop (nnabla_ext.cpu's native kernels)."""
+        return None
+
+    def fused_backward(self, xs, dy, gamma, dmean, dvar, pd):
+        """Gradients of the fused per-statistic path, or None to take the generic one."""
+        return None
+
     def forward(self, xs):
         xp = self.xp
         beta, gamma = self.params(xs)
+        fused = self.fused_forward(xs[0], beta, gamma) if self.fast else None
+        if fused is not None:
+            y, mean, var = fused
+            self.mean, self.var = mean, var
+            return (y, mean, var) if self.output_stat else (y,)
         mean, var, xc = moments(xp, xs[0].reshape(self.norm_shape), self.keep)
         self.mean, self.var = mean, var
         self.inv_std = 1.0 / xp.sqrt(var + self.eps)
@@ -123,6 +148,10 @@ class _Standardize(Kernel):
         beta, gamma = self.params(xs)
         dy = dys[0]
         dmean, dvar = (dys[1], dys[2]) if self.output_stat else (None, None)
+        if self.fast:
+            fused = self.fused_backward(xs, dy, gamma, dmean, dvar, pd)
+            if fused is not None:
+                return fused
         xc = xs[0].reshape(self.norm_shape) - self.mean
         grads = [None] * len(xs)
         if self.fast:
