@@ -239,31 +239,33 @@ def create_proto(contents, include_params=False, variable_batch_size=True,
 
 
 def _solver_state_members(contents, solver_state_format):
-    """``(member name, bytes)`` per optimizer: ``<name>_<Solver>_optimizer.<fmt>.optimizer``."""
+    """``(member name, bytes)`` of the optimizers' solver states, as nnabla 1.39 stores them:
+    ``<name>_<Solver>_optimizer.h5.optimizer`` per optimizer, or one
+    ``optimizer.protobuf.optimizer`` (an NNablaProtoBuf with one Optimizer message each:
+    name, solver type and states)."""
     if "optimizers" not in contents:
         raise KeyError("nnabla.utils.save: include_solver_state=True needs 'optimizers' in "
                        "contents")
     if solver_state_format not in (".h5", ".protobuf"):
         raise ValueError(f"nnabla.utils.save: solver_state_format must be '.h5' or "
                          f"'.protobuf'; given {solver_state_format!r}")
+    if solver_state_format == ".protobuf":
+        merged = nnabla_pb2.NNablaProtoBuf()
+        for spec in contents["optimizers"]:
+            optimizer = merged.optimizer.add()
+            optimizer.name = spec["name"]
+            optimizer.solver.type = _solver_type(spec["solver"])
+            spec["solver"].set_states_to_protobuf(optimizer)
+        return [("optimizer.protobuf.optimizer", merged.SerializeToString())]
     members = []
     with tempfile.TemporaryDirectory() as folder:
         for spec in contents["optimizers"]:
             solver = spec["solver"]
-            path = os.path.join(folder, f"states{solver_state_format}")
+            path = os.path.join(folder, "states.h5")
             solver.save_states(path)
             with open(path, "rb") as stream:
-                data = stream.read()
-            if solver_state_format == ".protobuf":
-                wrapped = nnabla_pb2.NNablaProtoBuf()
-                states = nnabla_pb2.NNablaProtoBuf.FromString(data)
-                for optimizer in states.optimizer:
-                    optimizer.name = spec["name"]
-                wrapped.MergeFrom(states)
-                data = wrapped.SerializeToString()
-            name = (f"{spec['name']}_{_solver_type(solver)}_optimizer"
-                    f"{solver_state_format}.optimizer")
-            members.append((name, data))
+                members.append((f"{spec['name']}_{_solver_type(solver)}_optimizer.h5.optimizer",
+                                stream.read()))
     return members
 
 

@@ -160,6 +160,25 @@ def optimizer_state_members(optimizers, ext=".h5"):
     return _solver_state_members(contents, ext)
 
 
+def save_optimizer_states(filebase, ext, train_config):
+    """Write the solver states of ``train_config.optimizers`` (name -> object with an
+    ``optimizer`` holding ``name`` and ``solver``) next to ``filebase``, as nnabla's
+    checkpoints do, and return the paths written: one
+    ``<filebase>_optimizer.protobuf.optimizer`` holding every optimizer for ``ext ==
+    '.protobuf'``, else one ``<filebase>_<name>_<Solver>_optimizer.h5.optimizer`` each."""
+    from ... import _solver_states
+
+    optimizers = OrderedDict((k, o.optimizer) for k, o in train_config.optimizers.items())
+    files = [(f"{filebase}_{member}", data) for member, data in
+             optimizer_state_members(optimizers, ".protobuf" if ext == ".protobuf" else ".h5")]
+    for path, data in files:
+        def write(tmp, data=data):
+            with open(tmp, "wb") as stream:
+                stream.write(data)
+        _solver_states.atomic_write(path, write)
+    return [path for path, _ in files]
+
+
 def _restore_solver_states(members, optimizers, where):
     by_name = {o.name: o for o in optimizers.values()}
     for member, data in members.items():
