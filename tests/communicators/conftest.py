@@ -16,6 +16,11 @@ import pytest
 WORKERS = pathlib.Path(__file__).parent / "workers"
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs CUDA devices (skipped with the reason "
+                                       "elsewhere)")
+
+
 def _mpi_missing():
     """Why the MPI tests cannot run here, or None."""
     if importlib.util.find_spec("mpi4py") is None:

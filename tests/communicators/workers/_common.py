@@ -1,4 +1,6 @@
 """Shared by the workers: the communicator, per-rank data, and the closing line."""
+import os
+
 import numpy as np
 
 import nnabla as nn
@@ -7,9 +9,27 @@ from nnabla.ext_utils import get_extension_context
 
 
 def communicator():
-    ctx = get_extension_context("cpu")
-    comm = C.MultiProcessCommunicator(ctx)
+    """The communicator the workers test, chosen by NNABLA_TEST_COMMUNICATOR: ``cpu`` (MPI,
+    default), ``nccl`` (the NCCL plugin's, on GPUs) or ``nccl-fake`` (the NCCL communicator
+    on the CUDA emulation with fake_nccl.FakeNccl standing in for NCCL)."""
+    kind = os.environ.get("NNABLA_TEST_COMMUNICATOR", "cpu")
+    if kind == "cpu":
+        ctx = get_extension_context("cpu")
+        comm = C.MultiProcessCommunicator(ctx)
+        comm.init()
+        return comm, ctx
+    ctx = get_extension_context("cuda")
+    if kind == "nccl-fake":
+        from fake_nccl import FakeNccl
+        from nnabla_comm_nccl.communicator import NcclCommunicator
+        comm = NcclCommunicator(ctx, nccl=FakeNccl())
+    else:
+        comm = C.MultiProcessCommunicator(ctx)
     comm.init()
+    import nnabla_ext.cuda
+    device = comm.local_rank % nnabla_ext.cuda.get_device_count()   # the emulation has 1
+    ctx = get_extension_context("cuda", device_id=str(device))
+    nn.set_default_context(ctx)
     return comm, ctx
 
 
