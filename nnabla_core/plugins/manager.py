@@ -231,8 +231,12 @@ class Registry:
             raise PluginError(f"{hook}: {item.load!r} is for backend '{item.backend}', which "
                               f"this plugin does not declare (it belongs to {owned_by}); set "
                               f"overrides=True to override another plugin's backend")
-        logger.info("plugin %s overrides backend '%s' of %s with %s", _describe(record),
-                    item.backend, owned_by, item.load)
+        # Kernels and solver rules decide the numbers: say so. A communicator add-on (e.g.
+        # NCCL for cuda) is the expected way to extend a backend: debug level, so it is not
+        # printed at every start (``nnabla_cli plugins`` lists every override).
+        level = logging.DEBUG if hook == "nnabla_communicators" else logging.INFO
+        logger.log(level, "plugin %s overrides backend '%s' of %s with %s", _describe(record),
+                   item.backend, owned_by, item.load)
         return True
 
     def _merge(self, table, key):
