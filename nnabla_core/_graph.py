@@ -100,11 +100,12 @@ class Plan:
             self._runners = [_execute.forward_runner(f) for f in self.functions]
         return self._runners
 
-    def members(self):
-        """Ids of the plan's functions."""
-        if "members" not in self.releases:
-            self.releases["members"] = {id(f) for f in self.functions}
-        return self.releases["members"]
+    def backward_releases(self):
+        """``backward(clear_buffer=True)``: per function id, (weak output, clear its data
+        too) for the outputs cleared once that function's backward ran."""
+        if "backward" not in self.releases:
+            self.releases["backward"] = _backward_releases(self)
+        return self.releases["backward"]
 
     def reads(self):
         """Ids of the nodes whose data some backward step of the plan reads."""
@@ -351,7 +352,7 @@ def _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_h
             if hasattr(cb, "on_finish_function_backward"):
                 cb.on_finish_function_backward(f)
         if clear_buffer:
-            _release_after_backward(f, state, plan.members())
+            _release_after_backward(f, state, plan.backward_releases())
         if recorder is not None:
             _record(recorder, f, state)
     for cb in callbacks:
@@ -496,25 +497,41 @@ def _inplaced(f):
     return (id(f.in_nodes[0]),) if out is None else (id(f.in_nodes[0]), id(out))
 
 
-def _release_after_backward(f, state, members):
-    """``clear_buffer``: clear the data and grads of ``f``'s outputs once its backward ran
-    (not the root's own grad, persistent outputs, inputs of functions keeping them, nor
-    outputs a function outside this pass (``members``: ids of its functions) also reads:
-    another backward may need them, as in nnabla)."""
-    for ref in f.out_refs:
+def _backward_releases(plan):
+    """What ``clear_buffer`` clears after each backward step: the outputs of the step's
+    function, except the root, persistent ones, inputs of functions keeping them, and
+    outputs a function outside the plan also reads (another backward may need them, as in
+    nnabla); an in-place reshape's output keeps its data (it is the input's)."""
+    members = {id(f) for f in plan.functions}
+    roots = {id(r) for r in plan.roots}
+    releases = {}
+    for f in plan.functions:
+        shared = _inplaced(f)
+        entries = []
+        for ref in f.out_refs:
+            n = ref()
+            if n is None or n.persistent or id(n) in roots:
+                continue
+            consumers = [g for g in (r() for r in n.refs) if g is not None]
+            if any(_keeps_inputs(g) or id(g) not in members for g in consumers):
+                continue
+            entries.append((ref, id(n) not in shared))
+        releases[id(f)] = entries
+    return releases
+
+
+def _release_after_backward(f, state, releases):
+    """``clear_buffer``: clear what :func:`_backward_releases` lists for ``f``, and the seed
+    backward made from a scalar or host array once the root's parent ran."""
+    root = state.root
+    if state.temporary_seed and root.parent is f and not root.persistent:
+        state.seed.clear()
+    for ref, with_data in releases[id(f)]:
         n = ref()
-        if n is None or n.persistent:
-            continue
-        if n is state.root:
-            if state.temporary_seed:
-                state.seed.clear()
-            continue
-        consumers = [g for g in (r() for r in n.refs) if g is not None]
-        if any(_keeps_inputs(g) or id(g) not in members for g in consumers):
-            continue
-        n.grad.clear()
-        if id(n) not in _inplaced(f):       # the data is the input's too
-            n.data.clear()
+        if n is not None:
+            n.grad.clear()
+            if with_data:
+                n.data.clear()
 
 
 # -- recomputation during backward ---------------------------------------------------------
