@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import os
+import textwrap
 from collections import OrderedDict
 
 import numpy as np
 
 from . import _solver_states
+from ._spec.solvers import SPECS
 from .context import get_current_context
 from .plugins.resolve import solver_binding
 
@@ -392,3 +395,52 @@ def solver_api(func):
     with_context.__signature__ = sig.replace(parameters=params[1:])
     with_context.__solver_api_base__ = func
     return with_context
+
+
+# -- the solvers: S.<name>(**args) with nnabla's signatures, built from the spec table ----
+def _solver_doc(name, spec):
+    rule = textwrap.fill(spec.doc, 88, initial_indent="    ", subsequent_indent="    ")
+    args = "\n".join(f"        {arg} ({type(default).__name__}): default {default!r}."
+                     for arg, default in spec.args)
+    if spec.fused is True:
+        rule += "\n\n    Weight decay is fused into the update (see Solver.weight_decay)."
+    elif spec.fused:
+        rule += f"\n\n    Weight decay is fused into the update when ``{spec.fused}`` is True."
+    return (f"Create the {name} solver in the current context.\n\n{rule}\n\n"
+            f"    Args:\n{args}\n\n    Returns:\n        ~nnabla.solver.Solver: the solver.\n")
+
+
+def _check_arguments(name, spec, values):
+    for arg, default in spec.args:
+        value = values[arg]
+        expected = bool if isinstance(default, bool) else numbers.Real
+        if not isinstance(value, expected) and not (expected is bool and value in (0, 1)):
+            raise TypeError(f"S.{name}: argument '{arg}' is of type {type(value).__name__}; "
+                            f"expected {'bool' if expected is bool else 'a real number'}")
+
+
+def _make_solver_function(name, spec):
+    """Build ``S.<name>(**args)`` with nnabla's signature from ``spec``."""
+    signature = inspect.Signature([
+        inspect.Parameter(arg, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default)
+        for arg, default in spec.args])
+
+    def create(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        _check_arguments(name, spec, values)
+        fused = values[spec.fused] if isinstance(spec.fused, str) else spec.fused
+        return Solver(name, values, lr_name=spec.lr, fused_weight_decay=bool(fused),
+                      default_weight_decay=values[spec.wd] if spec.wd else 0.0)
+
+    create.__name__ = create.__qualname__ = name
+    create.__module__ = "nnabla.solvers"
+    create.__signature__ = signature
+    create.__doc__ = _solver_doc(name, spec)
+    return create
+
+
+# nnabla defines its solvers in nnabla.solver and re-exports them from nnabla.solvers
+SOLVER_FUNCTIONS = {name: _make_solver_function(name, spec) for name, spec in SPECS.items()}
+globals().update(SOLVER_FUNCTIONS)

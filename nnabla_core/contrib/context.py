@@ -1,10 +1,12 @@
 """``nnabla.contrib.context``: the deprecated ``extension_context``."""
 from __future__ import annotations
 
+from ..array_family import HOST_FAMILY
+
 __all__ = ["extension_context"]
 
 
-def extension_context(extension_name="cpu", **kw):
+def extension_context(extension_name=HOST_FAMILY, **kw):
     """The context of extension ``extension_name`` (deprecated: use
     :func:`nnabla.ext_utils.get_extension_context`, which this calls).
 
