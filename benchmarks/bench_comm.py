@@ -12,12 +12,15 @@ buffer size (fp32):
 - ``one array``: ``comm.all_reduce(ndarray)`` on an NdArray of that size;
 - ``packed``: ``comm.all_reduce(list)`` of ``--arrays`` NdArrays of equal size summing to
   that size (the packed path used for gradients and by ``all_reduce_callback``);
+- ``packed, no layout check``: the same with ``NNABLA_MPI_CHECK_LAYOUT=0`` (no exchange of
+  the 16-byte signature before the data);
 - ``inplace``: the same list with ``inplace=True`` (one message per array);
 
 each as the median time of repeated calls (a barrier before each), the algorithm bandwidth
 (bytes / time) and the ratio to ``raw`` (target: <= 1.2). Then it times a training step of
 ``examples/train_digits_distributed.py`` with 2 processes against 1 process (same global
-batch). Results as one ``BENCH_RESULT`` JSON line per measurement (see ``_harness.py``).
+batch), also with ``NNABLA_MPI_CHECK_LAYOUT=0``. Results as one ``BENCH_RESULT`` JSON line
+per measurement (see ``_harness.py``).
 """
 import argparse
 import json
@@ -76,6 +79,10 @@ def worker(args):
 
     comm = C.MultiProcessCommunicator(get_extension_context("cpu"))
     comm.init()
+    os.environ["NNABLA_MPI_CHECK_LAYOUT"] = "0"      # read when a communicator is made
+    unchecked = C.MultiProcessCommunicator(get_extension_context("cpu"))
+    unchecked.init()
+    del os.environ["NNABLA_MPI_CHECK_LAYOUT"]
     world = MPI.COMM_WORLD
     for size_mb in args.sizes_mb:
         count = int(size_mb * MB) // 4
@@ -88,6 +95,7 @@ def worker(args):
             "raw": lambda: world.Allreduce(MPI.IN_PLACE, flat, MPI.SUM),
             "one array": lambda: comm.all_reduce(one),
             "packed": lambda: comm.all_reduce(parts),
+            "packed, no layout check": lambda: unchecked.all_reduce(parts),
             "inplace": lambda: comm.all_reduce(parts, inplace=True),
         }
         seconds = _median_seconds(cases, world.Barrier, repeats)
@@ -117,8 +125,12 @@ def training(args, mpiexec, env):
               for _ in range(runs)]
     double = [_step_ms([*mpiexec, "-n", "2", sys.executable, *common], env)
               for _ in range(runs)]
+    unchecked = [_step_ms([*mpiexec, "-n", "2", sys.executable, *common],
+                          dict(env, NNABLA_MPI_CHECK_LAYOUT="0")) for _ in range(runs)]
+    rows = (("1 process", single), ("2 processes", double),
+            ("2 processes, NNABLA_MPI_CHECK_LAYOUT=0", unchecked))
     return [{"case": f"digits step {name}", "ms_per_step": statistics.median(values),
-             "runs": values} for name, values in (("1 process", single), ("2 processes", double))]
+             "runs": values} for name, values in rows]
 
 
 def parse_args(argv=None):
