@@ -9,6 +9,8 @@ The script starts itself under ``mpiexec -n 2`` (the ``--worker`` mode) and prin
 buffer size (fp32):
 
 - ``raw``: ``MPI.COMM_WORLD.Allreduce(IN_PLACE, buf, SUM)`` on one flat numpy buffer;
+- ``raw, packed by numpy``: the same on ``--arrays`` numpy arrays copied into a reused
+  flat buffer and back (the floor of any packing that copies);
 - ``one array``: ``comm.all_reduce(ndarray)`` on an NdArray of that size;
 - ``packed``: ``comm.all_reduce(list)`` of ``--arrays`` NdArrays of equal size summing to
   that size (the packed path used for gradients and by ``all_reduce_callback``);
@@ -91,8 +93,20 @@ def worker(args):
         one = nn.NdArray.from_numpy_array(flat.copy())
         parts = [nn.NdArray.from_numpy_array(a.copy())
                  for a in np.array_split(flat, args.arrays)]
+        host_parts = np.array_split(flat.copy(), args.arrays)
+        scratch = np.empty(count, np.float32)
+
+        def raw_packed():
+            np.concatenate(host_parts, out=scratch)
+            world.Allreduce(MPI.IN_PLACE, scratch, MPI.SUM)
+            start = 0
+            for part in host_parts:
+                part[...] = scratch[start:start + part.size]
+                start += part.size
+
         cases = {
             "raw": lambda: world.Allreduce(MPI.IN_PLACE, flat, MPI.SUM),
+            "raw, packed by numpy": raw_packed,
             "one array": lambda: comm.all_reduce(one),
             "packed": lambda: comm.all_reduce(parts),
             "packed, no layout check": lambda: unchecked.all_reduce(parts),
