@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "activation.h"
 #include "cached_allocator.h"
 #include "geometry.h"
 #include "im2col.h"
@@ -341,9 +342,43 @@ py::array_t<T> softmax_backward(In<T> y, In<T> dy, idx_t rows, idx_t n) {
   return dx;
 }
 
+// y = f(x) or dx = f(a, dy) element-wise, split into chunks over the native threads.
+template <typename T, void (*F)(const T *, T *, idx_t)>
+py::array_t<T> elementwise1(In<T> x) {
+  py::array_t<T> y(x.size());
+  const T *px = x.data();
+  T *py_ = y.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::for_chunks(x.size(), [&](idx_t at, idx_t n) { F(px + at, py_ + at, n); });
+  }
+  return y;
+}
+
+template <typename T, void (*F)(const T *, const T *, T *, idx_t)>
+py::array_t<T> elementwise2(In<T> a, In<T> dy) {
+  check_size(dy.size(), a.size(), "dy");
+  py::array_t<T> dx(a.size());
+  const T *pa = a.data(), *pd = dy.data();
+  T *px = dx.mutable_data();
+  {
+    py::gil_scoped_release release;
+    nbla_native::for_chunks(a.size(),
+                            [&](idx_t at, idx_t n) { F(pa + at, pd + at, px + at, n); });
+  }
+  return dx;
+}
+
 template <typename T>
 void bind_all(py::module_ &m) {
   using namespace pybind11::literals;
+  m.def("tanh_forward", &elementwise1<T, nbla_native::tanh_forward>, "x"_a, "tanh(x), flat.");
+  m.def("tanh_backward", &elementwise2<T, nbla_native::tanh_backward>, "y"_a, "dy"_a,
+        "dy (1 - y^2), flat.");
+  m.def("gelu_forward", &elementwise1<T, nbla_native::gelu_forward>, "x"_a,
+        "x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), flat.");
+  m.def("gelu_backward", &elementwise2<T, nbla_native::gelu_backward>, "x"_a, "dy"_a,
+        "The gradient of gelu_forward times dy, flat.");
   m.def("channel_moments", &channel_moments<T>, "x"_a, "outer"_a, "channels"_a, "inner"_a,
         "(mean, biased variance) of each channel of x viewed as (outer, channels, inner).");
   m.def("channel_grad_sums", &channel_grad_sums<T>, "dy"_a, "x"_a, "mean"_a, "outer"_a,
