@@ -41,6 +41,9 @@ CONFIGS = [
                                         "including_pad": False, "channel_last": True,
                                         "ignore_border": False}),
     ("AveragePooling", [(2, 2, 5, 4, 6)], {"kernel": (2, 2, 3), "ignore_border": False}),
+    ("AveragePooling", [(2, 3, 7, 6)], {"kernel": (3, 2), "stride": (2, 3), "pad": (1, 1),
+                                        "including_pad": False, "ignore_border": False}),
+    ("AveragePooling", [(3, 2, 9)], {"kernel": (4,), "stride": (1,), "pad": (2,)}),
     ("SumPooling", [(2, 3, 7, 6)], {"kernel": (2, 3), "stride": (1, 2), "pad": (1, 0)}),
     ("SumPooling", [(2, 9, 4)], {"kernel": (2,), "channel_last": True}),
 ]

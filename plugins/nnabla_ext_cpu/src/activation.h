@@ -31,9 +31,10 @@ namespace nbla_native {
 
 namespace detail {
 
-// e^x for x in [-87, 88] (Cephes' expf polynomial after x = n ln2 + r; 2^n from bits).
+// e^x for x in [-104, 88] (Cephes' expf polynomial after x = n ln2 + r; 2^n from bits);
+// 0 below (as float32's e^x rounds), e^88 above.
 NBLA_INLINE float exp_bounded(float x) {
-  x = std::min(std::max(x, -87.0f), 88.0f);  // not fmin/fmax: those are library calls
+  x = std::min(std::max(x, -104.0f), 88.0f);  // not fmin/fmax: those are library calls
   // n = round(x / ln2) by the 1.5 * 2^23 trick: the integer lands in the low mantissa bits
   // (no float-to-int conversion or comparison, so the loop vectorizes).
   const float shifted = x * 1.44269504088896341f + 12582912.0f;
@@ -51,10 +52,13 @@ NBLA_INLINE float exp_bounded(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const float e = p * r2 + r + 1.0f;
-  const std::int32_t bits = (n + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return e * scale;
+  // 2^n as two normal factors, so results below 2^-126 underflow gradually as expf's do
+  const std::int32_t half = n >> 1;
+  const std::int32_t bits1 = (half + 127) << 23, bits2 = (n - half + 127) << 23;
+  float scale1, scale2;
+  std::memcpy(&scale1, &bits1, sizeof scale1);
+  std::memcpy(&scale2, &bits2, sizeof scale2);
+  return e * scale1 * scale2;
 }
 
 }  // namespace detail

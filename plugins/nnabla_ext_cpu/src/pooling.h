@@ -165,6 +165,76 @@ void avg_backward_block(const T *__restrict dy, T *__restrict dx, idx_t inner,
   });
 }
 
+// Channel-first planes (inner == 1), row by row: for an output row, each input row of
+// its windows and each kernel column k adds x[row, o2 * stride - pad + k] to a row of
+// accumulators, over the range of o2 where that column is inside the image. The inner
+// loop has no branch and a fixed stride: 64x128x8x8 under 2x2 windows took 1.0 ms
+// against 1.3 ms forward, 0.9-1.4 ms against 1.5 ms backward (measured, one thread). The
+// same shape of loop for the maximum (with its index) was 3x slower than the window loop.
+struct ColumnRange {
+  std::vector<idx_t> lo, hi;  // per kernel column: valid o2 in [lo, hi)
+
+  explicit ColumnRange(const Geometry &g) {
+    const idx_t s = g.stride[2], p = g.pad[2], W = g.in[2], O = g.out[2];
+    for (idx_t k = 0; k < g.kernel[2]; ++k) {
+      // 0 <= o * s - p + k < W
+      idx_t first = p - k > 0 ? (p - k + s - 1) / s : 0;
+      idx_t last = W - 1 + p - k >= 0 ? (W - 1 + p - k) / s + 1 : 0;
+      first = std::min(first, O);
+      lo.push_back(first);
+      hi.push_back(std::max(first, std::min(last, O)));
+    }
+  }
+};
+
+template <typename T>
+void avg_forward_rows(const T *__restrict x, T *__restrict y, const Geometry &g,
+                      const Windows &w, const ColumnRange &cols, bool including_pad,
+                      bool average, T *__restrict acc) {
+  const idx_t O2 = g.out[2], s2 = g.stride[2], p2 = g.pad[2];
+  for (idx_t o0 = 0; o0 < g.out[0]; ++o0)
+    for (idx_t o1 = 0; o1 < g.out[1]; ++o1) {
+      std::fill(acc, acc + O2, T(0));
+      for (idx_t i0 = w.start[0][o0]; i0 < w.end[0][o0]; ++i0)
+        for (idx_t i1 = w.start[1][o1]; i1 < w.end[1][o1]; ++i1) {
+          const T *row = x + (i0 * g.in[1] + i1) * g.in[2];
+          for (idx_t k = 0; k < g.kernel[2]; ++k) {
+            const T *base = row + k - p2;
+            for (idx_t o2 = cols.lo[k]; o2 < cols.hi[k]; ++o2) acc[o2] += base[o2 * s2];
+          }
+        }
+      T *out = y + (o0 * g.out[1] + o1) * O2;
+      if (!average) {
+        std::copy(acc, acc + O2, out);
+        continue;
+      }
+      for (idx_t o2 = 0; o2 < O2; ++o2)
+        out[o2] = acc[o2] / T(w.divisor(o0, o1, o2, including_pad, true));
+    }
+}
+
+template <typename T>
+void avg_backward_rows(const T *__restrict dy, T *__restrict dx, const Geometry &g,
+                       const Windows &w, const ColumnRange &cols, bool including_pad,
+                       bool average, T *__restrict share) {
+  const idx_t O2 = g.out[2], s2 = g.stride[2], p2 = g.pad[2];
+  std::fill(dx, dx + g.in_size(), T(0));
+  for (idx_t o0 = 0; o0 < g.out[0]; ++o0)
+    for (idx_t o1 = 0; o1 < g.out[1]; ++o1) {
+      const T *go = dy + (o0 * g.out[1] + o1) * O2;
+      for (idx_t o2 = 0; o2 < O2; ++o2)
+        share[o2] = average ? go[o2] / T(w.divisor(o0, o1, o2, including_pad, true)) : go[o2];
+      for (idx_t i0 = w.start[0][o0]; i0 < w.end[0][o0]; ++i0)
+        for (idx_t i1 = w.start[1][o1]; i1 < w.end[1][o1]; ++i1) {
+          T *row = dx + (i0 * g.in[1] + i1) * g.in[2];
+          for (idx_t k = 0; k < g.kernel[2]; ++k) {
+            T *base = row + k - p2;
+            for (idx_t o2 = cols.lo[k]; o2 < cols.hi[k]; ++o2) base[o2 * s2] += share[o2];
+          }
+        }
+    }
+}
+
 inline bool parallel_worth(idx_t outer, idx_t inner, const Geometry &g) {
   return outer * inner * g.out_size() * g.kernel_size() > kParallelWork;
 }
@@ -205,14 +275,21 @@ void avg_pool_forward(const T *x, T *y, idx_t outer, idx_t inner, const Geometry
                       bool including_pad, bool average) {
   const detail::Windows w(g);
   const idx_t X = g.in_size() * inner, Y = g.out_size() * inner;
-#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
-  for (idx_t b = 0; b < outer; ++b) {
-    if (inner == 1)
-      detail::avg_forward_block<true>(x + b * X, y + b * Y, inner, g, w, including_pad, average);
-    else
-      detail::avg_forward_block<false>(x + b * X, y + b * Y, inner, g, w, including_pad,
-                                       average);
+  if (inner == 1) {
+    const detail::ColumnRange cols(g);
+#pragma omp parallel if (detail::parallel_worth(outer, inner, g))
+    {
+      std::vector<T> acc(g.out[2]);
+#pragma omp for schedule(static)
+      for (idx_t b = 0; b < outer; ++b)
+        detail::avg_forward_rows(x + b * X, y + b * Y, g, w, cols, including_pad, average,
+                                 acc.data());
+    }
+    return;
   }
+#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
+  for (idx_t b = 0; b < outer; ++b)  // channel-last: the channel loop is innermost
+    detail::avg_forward_block<false>(x + b * X, y + b * Y, inner, g, w, including_pad, average);
 }
 
 template <typename T>
@@ -220,15 +297,22 @@ void avg_pool_backward(const T *dy, T *dx, idx_t outer, idx_t inner, const Geome
                        bool including_pad, bool average) {
   const detail::Windows w(g);
   const idx_t X = g.in_size() * inner, Y = g.out_size() * inner;
-#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
-  for (idx_t b = 0; b < outer; ++b) {
-    if (inner == 1)
-      detail::avg_backward_block<true>(dy + b * Y, dx + b * X, inner, g, w, including_pad,
-                                       average);
-    else
-      detail::avg_backward_block<false>(dy + b * Y, dx + b * X, inner, g, w, including_pad,
-                                        average);
+  if (inner == 1) {
+    const detail::ColumnRange cols(g);
+#pragma omp parallel if (detail::parallel_worth(outer, inner, g))
+    {
+      std::vector<T> share(g.out[2]);
+#pragma omp for schedule(static)
+      for (idx_t b = 0; b < outer; ++b)
+        detail::avg_backward_rows(dy + b * Y, dx + b * X, g, w, cols, including_pad, average,
+                                  share.data());
+    }
+    return;
   }
+#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
+  for (idx_t b = 0; b < outer; ++b)
+    detail::avg_backward_block<false>(dy + b * Y, dx + b * X, inner, g, w, including_pad,
+                                      average);
 }
 
 }  // namespace nbla_native

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "activation.h"
 #include "geometry.h"
 
 namespace nbla_native {
@@ -77,21 +78,45 @@ void softmax_cross_entropy_backward(const T *x, const label_t *t, const T *dy, T
 
 // Softmax over the last axis of (rows, n): y = exp(x - max) / sum, one row at a time (the
 // row stays in cache between its passes; numpy made five passes over the whole array).
+// float32 takes the vectorized exponential of activation.h (within 2 ulps of std::exp).
+NBLA_INLINE float softmax_exp(float x) { return detail::exp_bounded(x); }
+NBLA_INLINE double softmax_exp(double x) { return std::exp(x); }
+
+template <typename T>
+NBLA_INLINE void softmax_row(const T *__restrict in, T *__restrict out, idx_t n) {
+  constexpr int kLanes = 8;  // independent partial results, so the reductions vectorize
+  T lane_max[kLanes], lane_sum[kLanes];
+  for (int l = 0; l < kLanes; ++l) lane_max[l] = n ? in[0] : T(0);
+  idx_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane_max[l] = std::max(lane_max[l], in[i + l]);
+  T max_x = lane_max[0];
+  for (int l = 1; l < kLanes; ++l) max_x = std::max(max_x, lane_max[l]);
+  for (; i < n; ++i) max_x = std::max(max_x, in[i]);
+  for (idx_t k = 0; k < n; ++k) out[k] = softmax_exp(in[k] - max_x);
+  for (int l = 0; l < kLanes; ++l) lane_sum[l] = T(0);
+  for (i = 0; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane_sum[l] += out[i + l];
+  T sum = T(0);
+  for (int l = 0; l < kLanes; ++l) sum += lane_sum[l];
+  for (; i < n; ++i) sum += out[i];
+  for (idx_t k = 0; k < n; ++k) out[k] /= sum;
+}
+
+NBLA_VECTOR_CLONES static void softmax_rows(const float *x, float *y, idx_t first, idx_t last,
+                                            idx_t n) {
+  for (idx_t r = first; r < last; ++r) softmax_row(x + r * n, y + r * n, n);
+}
+
+static void softmax_rows(const double *x, double *y, idx_t first, idx_t last, idx_t n) {
+  for (idx_t r = first; r < last; ++r) softmax_row(x + r * n, y + r * n, n);
+}
+
 template <typename T>
 void softmax_rows_forward(const T *x, T *y, idx_t rows, idx_t n) {
-#pragma omp parallel for schedule(static) if (rows > 1 && rows * n > kParallelWork)
-  for (idx_t r = 0; r < rows; ++r) {
-    const T *in = x + r * n;
-    T *out = y + r * n;
-    T max_x = n ? in[0] : T(0);
-    for (idx_t i = 1; i < n; ++i) max_x = std::max(max_x, in[i]);
-    T sum = T(0);
-    for (idx_t i = 0; i < n; ++i) {
-      out[i] = std::exp(in[i] - max_x);
-      sum += out[i];
-    }
-    for (idx_t i = 0; i < n; ++i) out[i] /= sum;
-  }
+  const idx_t block = 16;
+#pragma omp parallel for schedule(static) if (rows > block && rows * n > kParallelWork)
+  for (idx_t r = 0; r < rows; r += block) softmax_rows(x, y, r, std::min(rows, r + block), n);
 }
 
 // dx = y (dy - sum(dy y)) over the last axis of (rows, n).
