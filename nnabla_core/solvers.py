@@ -11,7 +11,7 @@ of the parameter (1 on the first update), ``wd`` the weight-decay rate in force.
 """
 from __future__ import annotations
 
-from ._spec.solvers import SolverSpec  # noqa: F401 - SolverSpec is public here
+from ._spec.solvers import SPECS, SolverSpec  # noqa: F401 - public here
 from .solver import SOLVER_FUNCTIONS, Solver, SolverState, solver_api
 
 __all__ = ["Solver", "SolverState", "solver_api", *SOLVER_FUNCTIONS]

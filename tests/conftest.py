@@ -4,7 +4,15 @@ Tests marked ``@pytest.mark.conformance`` check the API against facts recorded f
 (``tests/data/``). They must pass or fail, never skip (nor xfail): a skipped one would hide a
 missing function or a changed signature while the suite stays green.
 """
+import os
+
 import pytest
+
+# The CUDA plugin decides once per process whether it runs on CuPy or on its numpy
+# emulation, when a test first activates it (any test listing or resolving backends can).
+# Every in-process test runs it on the emulation; the gpu-marked tests start their own
+# processes with NNABLA_CUDA_EMULATE=0.
+os.environ.setdefault("NNABLA_CUDA_EMULATE", "1")
 
 SKIPPED_CONFORMANCE = []
 

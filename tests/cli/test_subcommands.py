@@ -13,7 +13,7 @@ import warnings
 import nnabla as nn
 import numpy as np
 import pytest
-from conftest import DATA
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "cli")
 
 
 def test_version_prints_nnablas_format(cli):

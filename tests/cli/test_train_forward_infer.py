@@ -10,7 +10,7 @@ import zipfile
 import nnabla as nn
 import numpy as np
 import pytest
-from conftest import DATA
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "cli")
 from nnabla.utils.nnp_graph import NnpLoader
 
 

@@ -8,7 +8,6 @@ import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 from nnabla.ext_utils import get_extension_context
 
-from tutorial_known_bugs import xfail_missing
 
 
 def build_half_classifier():
@@ -94,7 +93,6 @@ def test_dynamic_loss_scaling_halves_an_overflowing_scale_and_trains():
     assert float(loss.d) < first
 
 
-@xfail_missing("nnabla.experimental")
 def test_the_updater_ships_in_nnabla_experimental():
     from nnabla.experimental.mixed_precision_training import DynamicLossScalingUpdater as Shipped
     x, t, loss, solver = build_half_classifier()
