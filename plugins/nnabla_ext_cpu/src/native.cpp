@@ -20,6 +20,7 @@
 
 #include "activation.h"
 #include "cached_allocator.h"
+#include "depthwise.h"
 #include "geometry.h"
 #include "im2col.h"
 #include "normalization.h"
@@ -369,9 +370,46 @@ py::array_t<T> elementwise2(In<T> a, In<T> dy) {
   return dx;
 }
 
+// Depthwise convolution (channel-first): forward, data gradient, weight gradient. `which`
+// selects the pass; a and b are (x, w), (dy, w) or (dy, x).
+template <typename T>
+py::array_t<T> depthwise(int which, In<T> a, In<T> b, idx_t batch, idx_t channels,
+                         idx_t multiplier, std::vector<idx_t> in, std::vector<idx_t> out,
+                         std::vector<idx_t> kernel, std::vector<idx_t> pad,
+                         std::vector<idx_t> stride, std::vector<idx_t> dilation) {
+  const Geometry g = make_geometry(in, out, kernel, pad, stride, dilation);
+  if (batch < 0 || channels < 0 || multiplier <= 0)
+    throw py::value_error("nnabla_ext.cpu._native.depthwise: bad batch, channels or multiplier");
+  const idx_t xs = batch * channels * g.in_size(), ys = batch * channels * multiplier * g.out_size(),
+              ws = channels * multiplier * g.kernel_size();
+  const idx_t sizes[3][3] = {{xs, ws, ys}, {ys, ws, xs}, {ys, xs, ws}};
+  if (which < 0 || which > 2)
+    throw py::value_error("nnabla_ext.cpu._native.depthwise: which must be 0, 1 or 2");
+  check_size(a.size(), sizes[which][0], which ? "dy" : "x");
+  check_size(b.size(), sizes[which][1], which == 2 ? "x" : "w");
+  py::array_t<T> result(sizes[which][2]);
+  const T *pa = a.data(), *pb = b.data();
+  T *pr = result.mutable_data();
+  {
+    py::gil_scoped_release release;
+    if (which == 0)
+      nbla_native::depthwise_forward(pa, pb, pr, batch, channels, multiplier, g);
+    else if (which == 1)
+      nbla_native::depthwise_backward_data(pa, pb, pr, batch, channels, multiplier, g);
+    else
+      nbla_native::depthwise_backward_weight(pa, pb, pr, batch, channels, multiplier, g);
+  }
+  return result;
+}
+
 template <typename T>
 void bind_all(py::module_ &m) {
   using namespace pybind11::literals;
+  m.def("depthwise", &depthwise<T>, "which"_a, "a"_a, "b"_a, "batch"_a, "channels"_a,
+        "multiplier"_a, "in_shape"_a, "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a,
+        "dilation"_a,
+        "Depthwise convolution, direct: which=0 y from (x, w); 1 dx from (dy, w); 2 dw from "
+        "(dy, x). Flat results.");
   m.def("tanh_forward", &elementwise1<T, nbla_native::tanh_forward>, "x"_a, "tanh(x), flat.");
   m.def("tanh_backward", &elementwise2<T, nbla_native::tanh_backward>, "y"_a, "dy"_a,
         "dy (1 - y^2), flat.");

@@ -22,6 +22,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from .. import _native
 from . import activation, array_extra, loss, normalization
 from . import neural_network as generic
+from ._columns import add_bias
 
 # One thread by default (NNABLA_CPU_NUM_THREADS overrides; nnabla_ext.cpu.set_num_threads
 # changes it later): the window loops are memory-bound, and on a shared or loaded machine
@@ -93,7 +94,41 @@ class Deconvolution(_NativeIm2col, generic.Deconvolution):
 
 
 class DepthwiseConvolution(_NativeIm2col, generic.DepthwiseConvolution):
-    pass
+    """Direct C++ loops (``_native.depthwise``) for up to three spatial axes and float32/64:
+    im2col + GEMM made one-row GEMMs per channel, several times slower."""
+
+    def _direct(self, *arrays):
+        """The C++ arguments after the arrays, or None to take the im2col path."""
+        g = self.geo
+        present = [a for a in arrays if a is not None]
+        if len(g.kernel) > MAX_NATIVE_AXES or present[0].dtype not in NATIVE_DTYPES or any(
+                a.dtype != present[0].dtype for a in present):
+            return None
+        return (g.batch, g.channels, self.in_shapes[1][0] // max(g.channels, 1),
+                list(g.in_shape), list(g.out_shape), list(g.kernel), list(g.pad),
+                list(g.stride), list(g.dilation))
+
+    def forward(self, xs):
+        args = self._direct(xs[0], xs[1])
+        if args is None:
+            return super().forward(xs)
+        y = _native.depthwise(0, np.ascontiguousarray(xs[0]), np.ascontiguousarray(xs[1]),
+                              *args).reshape(self.out_shapes[0])
+        return (add_bias(np, y, xs[2], self.channel_axis) if self.has_bias() else y,)
+
+    def data_grads(self, x, w, dy, wanted):
+        args = self._direct(dy, w, x)
+        if args is None:
+            return super().data_grads(x, w, dy, wanted)
+        dy = np.ascontiguousarray(dy)
+        dx = dw = None
+        if wanted[0]:
+            dx = _native.depthwise(1, dy, np.ascontiguousarray(w), *args)
+            dx = dx.reshape(self.in_shapes[0])
+        if wanted[1]:
+            dw = _native.depthwise(2, dy, np.ascontiguousarray(x), *args)
+            dw = dw.reshape(self.in_shapes[1])
+        return dx, dw
 
 
 class DepthwiseDeconvolution(_NativeIm2col, generic.DepthwiseDeconvolution):
