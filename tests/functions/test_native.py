@@ -5,6 +5,7 @@ the generic kernels when the C++ build is missing, so a failed build must fail h
 ``test_coverage.py::test_native_extension_is_built``).
 """
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -314,3 +315,11 @@ def test_chunked_deformable_convolution_matches_the_whole_batch(monkeypatch):
     for whole, chunked in zip(results[0][1], results[1][1]):
         assert chunked.shape == whole.shape
         np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-12)
+
+
+def test_default_threads_follow_the_conventions():
+    assert native.default_threads({"NNABLA_CPU_NUM_THREADS": "3", "OMP_NUM_THREADS": "2"}) == 3
+    assert native.default_threads({"OMP_NUM_THREADS": "2"}) == 2
+    assert native.default_threads({"OMP_NUM_THREADS": "4,2"}) == 4     # OpenMP's nested list
+    assert native.default_threads({"OMP_NUM_THREADS": "0"}) == (os.cpu_count() or 1)
+    assert native.default_threads({}) == (os.cpu_count() or 1)

@@ -24,11 +24,19 @@ from . import activation, array_extra, loss, normalization
 from . import neural_network as generic
 from ._columns import add_bias
 
-# One thread by default (NNABLA_CPU_NUM_THREADS overrides; nnabla_ext.cpu.set_num_threads
-# changes it later): the window loops are memory-bound, and on a shared or loaded machine
-# an OpenMP team competing with BLAS's threads made max pooling of 64x128x8x8 take 11 ms
-# against 1.3 ms serial (measured here).
-_native.set_num_threads(int(os.environ.get("NNABLA_CPU_NUM_THREADS", "1")))
+
+def default_threads(environ=os.environ):
+    """Threads of the native loops at import: ``NNABLA_CPU_NUM_THREADS``, else
+    ``OMP_NUM_THREADS`` (the cap PyTorch and oneDNN read too), else every core, as PyTorch.
+    ``nnabla_ext.cpu.set_num_threads`` changes it later."""
+    for name in ("NNABLA_CPU_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = environ.get(name, "").strip().split(",")[0]
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
+_native.set_num_threads(default_threads())
 
 MAX_NATIVE_AXES = 3
 NATIVE_DTYPES = (np.float32, np.float64)
