@@ -30,10 +30,12 @@ def context(device_id="", type_config="float", **kw):
 
 
 def set_num_threads(n):
-    """Threads of the CPU backend's native loops (im2col, pooling); default 1.
+    """Threads of the CPU backend's native loops (im2col, pooling, normalization,
+    element-wise activations).
 
-    The environment variable ``NNABLA_CPU_NUM_THREADS`` sets the initial value.
-    BLAS (numpy's matrix products) keeps its own setting.
+    The initial value is ``NNABLA_CPU_NUM_THREADS``, else ``OMP_NUM_THREADS``, else every
+    core (as PyTorch). BLAS (numpy's matrix products) keeps its own setting
+    (``OPENBLAS_NUM_THREADS``, or ``OMP_NUM_THREADS``, read when numpy loads).
     """
     if int(n) < 1:
         raise ValueError(f"nnabla_ext.cpu.set_num_threads: argument 'n' is {n!r}; "
