@@ -132,6 +132,17 @@ def test_clip_grad_by_value_clips_the_gradient_only():
     np.testing.assert_array_equal(g[1], 0)
 
 
+def test_clip_grad_by_value_where_min_exceeds_max_follows_nnabla():
+    # recorded from nnabla 1.39: above max gives max, else below min gives min
+    x = np.zeros(6, np.float32)
+    lo = np.array([3, 3, 1, 1, -1, 0], np.float32)
+    hi = np.array([2, 2, -1, 2, -2, 5], np.float32)
+    dy = np.array([1, 2.5, 0, 0.5, -1.5, 9], np.float32)
+    k = _kernel("ClipGradByValue", [x, lo, hi])
+    g = k.backward([x, lo, hi], k.forward([x, lo, hi]), [dy], [True, False, False])
+    np.testing.assert_array_equal(g[0], [3, 2, -1, 1, -2, 5])
+
+
 def test_clip_grad_by_norm_rescales_the_gradient_per_axes():
     x = np.zeros((2, 3), np.float32)
     k = _kernel("ClipGradByNorm", [x], clip_norm=2.0, axes=[1])

@@ -346,7 +346,10 @@ class ClipGradByValue(Kernel):
     def backward(self, xs, ys, dys, pd):
         xp = self.xp
         lo, hi = xs[1], xs[2]
-        g = [xp.minimum(xp.maximum(dys[0], lo), hi) if pd[0] else None]
+        # nnabla's order: above max gives max, else below min gives min (this differs from
+        # clip() where min > max: dy below both gives min here)
+        dy = dys[0]
+        g = [xp.where(dy > hi, hi, xp.where(dy < lo, lo, dy)) if pd[0] else None]
         # min and max get zero gradients, as in nnabla.
         return g + [xp.zeros(s, dtype=dys[0].dtype) if p else None
                     for s, p in zip(self.in_shapes[1:], pd[1:])]
