@@ -269,9 +269,6 @@ class NdArray:
     def __repr__(self):
         return f"<NdArray({self.shape}) at {hex(id(self))}>"
 
-    def __len__(self):
-        return self.shape[0]
-
     def __eq__(self, other):
         return self is other or (isinstance(other, NdArray) and other._array is self._array)
 

@@ -241,9 +241,6 @@ class Variable:
     def size_from_axis(self, axis=-1):
         return NdArray._wrap(self._node.data).size_from_axis(axis)
 
-    def __len__(self):
-        return self.shape[0]
-
     def reset_shape(self, shape, force=False):
         """Resize in place; without ``force`` the size must stay the same."""
         shape = _shape_arg(shape, "Variable.reset_shape")

@@ -151,3 +151,11 @@ def test_dtype_is_decided_by_the_first_read_or_write_as_in_nnabla():
     assert a.dtype == np.int64 and a.data[0] == 2 ** 60
     with pytest.raises(RuntimeError):
         nn.Variable((2,)).data.dtype
+
+
+def test_variables_and_ndarrays_have_no_len_and_are_always_true():
+    # nnabla 1.39 defines no __len__: `if v:` holds for any Variable, even 0-d or empty
+    for shape in [(), (0,), (3, 2)]:
+        assert bool(nn.Variable(shape)) and bool(nn.NdArray(shape))
+    with pytest.raises(TypeError):
+        len(nn.Variable((3,)))
