@@ -34,8 +34,8 @@ def link(f, in_nodes, out_nodes):
         n.parent = f
     STATE.graph_version += 1
     if not f.python and f.spec.name == "Reshape" and f._args.get("inplace") \
-            and in_nodes[0] is not None:
-        _share_reshaped(in_nodes[0], out_nodes[0])
+            and in_nodes[0] is not None and in_nodes[0].data.dtype == f.out_dtypes[0]:
+        _share_reshaped(in_nodes[0], out_nodes[0])      # (half stores outputs as float16)
 
 
 def _share_reshaped(source, target):
@@ -149,7 +149,7 @@ def _check_shapes(f):
             else:
                 node.data.reshape(shape)
             node.grad.reshape(shape)
-    if _inplaced(f):
+    if _inplaced(f) and f.in_nodes[0].data.dtype == f.out_dtypes[0]:
         node = f.out_refs[0]()
         if node is not None:
             _share_reshaped(f.in_nodes[0], node)
