@@ -42,6 +42,24 @@ def solver_rule(type_name, ctx):
     return find_solver_rule(type_name, ctx)[0]
 
 
+def installed_backends(backends):
+    """``backends`` (context entries) without those no installed plugin provides, as
+    ``(entry, backend)`` pairs, activated; nnabla passes over uninstalled backends. Raises
+    the first one's ValueError (naming what to install) when none is installed."""
+    found, missing = [], []
+    for entry in backends:
+        backend, _ = parse_backend(entry)
+        try:
+            REGISTRY.activate(backend)
+        except ValueError as error:
+            missing.append(error)
+            continue
+        found.append((entry, backend))
+    if not found and missing:
+        raise missing[0]
+    return found
+
+
 def find_solver_rule(type_name, ctx):
     """``(rule, backend)``: solver ``type_name``'s update rule for the first backend of
     ``ctx`` that has one, and that backend.
@@ -54,9 +72,7 @@ def find_solver_rule(type_name, ctx):
             one found.
     """
     tried = []
-    for entry in ctx.backend:
-        backend, _ = parse_backend(entry)
-        REGISTRY.activate(backend)
+    for _, backend in installed_backends(ctx.backend):
         rules = REGISTRY.solver_rules.get(backend, {})
         if type_name in rules:
             _note_solver_fallback(type_name, ctx.backend, backend)
@@ -67,12 +83,14 @@ def find_solver_rule(type_name, ctx):
 
 
 def _note_solver_fallback(type_name, backends, backend):
-    wanted = REGISTRY.extensions[parse_backend(backends[0])[0]][0].family
+    first = parse_backend(backends[0])[0]
+    wanted = REGISTRY.extensions[first][0].family if first in REGISTRY.extensions else None
     found = REGISTRY.extensions[backend][0].family
     if wanted == found:
         return
-    what = (f"S.{type_name}: no update rule on '{backends[0]}' (array family '{wanted}'); "
-            f"the rule of '{backend}' (array family '{found}')")
+    where = (f"backend '{first}' is not installed" if wanted is None else
+             f"no update rule on '{backends[0]}' (array family '{wanted}')")
+    what = f"S.{type_name}: {where}; the rule of '{backend}' (array family '{found}')"
     if STATE.strict_fallback:
         raise NotImplementedError(f"{what} would run instead (strict mode)")
     key = (type_name, tuple(backends))

@@ -11,7 +11,7 @@ import logging
 from .._state import STATE, cache
 from ..array_family import family as _family
 from ..kernel import declines_some_arguments
-from . import REGISTRY, parse_backend
+from . import REGISTRY, installed_backends, parse_backend
 
 logger = logging.getLogger("nnabla")
 _memo = cache()
@@ -34,18 +34,28 @@ class Binding:
 
 
 def _candidates(type_name, backends, device_id=""):
+    """The bindings of ``type_name`` along ``backends``. A backend no installed plugin
+    provides is passed over when a later one is available, as nnabla does (a .nnp written
+    with a cudnn context runs on the CPU); with none available, the first one's error
+    (which names what to install) is raised."""
     key = (type_name, backends, device_id, REGISTRY.version)
     found = _memo.get(key)
     if found is None:
-        found = []
+        found, missing = [], []
         for entry in backends:
             backend, type_config = parse_backend(entry)
-            REGISTRY.activate(backend)
+            try:
+                REGISTRY.activate(backend)
+            except ValueError as error:
+                missing.append(error)
+                continue
             table = REGISTRY.kernels.get((backend, type_config), {})
             if type_name in table:
                 ext = REGISTRY.extensions[backend][0]
                 found.append(Binding(table[type_name], _family(ext.family), type_config,
                                      backend, device_id))
+        if missing and len(missing) == len(backends):
+            raise missing[0]
         _memo[key] = found
     return found
 
@@ -67,11 +77,17 @@ def resolve(spec, args, ctx):
 
 def _note_fallback(spec, binding, backends):
     first = parse_backend(backends[0])[0]
-    first_family = REGISTRY.extensions[first][0].family if first in REGISTRY.extensions else None
-    if binding.family.name == first_family:
-        return
-    what = (f"{spec.api_name}: no kernel on '{backends[0]}' (array family '{first_family}'); "
-            f"'{binding.backend}:{binding.type_config}' (array family '{binding.family.name}')")
+    if first not in REGISTRY.extensions:
+        what = (f"{spec.api_name}: backend '{first}' is not installed; "
+                f"'{binding.backend}:{binding.type_config}' (array family "
+                f"'{binding.family.name}')")
+    else:
+        first_family = REGISTRY.extensions[first][0].family
+        if binding.family.name == first_family:
+            return
+        what = (f"{spec.api_name}: no kernel on '{backends[0]}' (array family "
+                f"'{first_family}'); '{binding.backend}:{binding.type_config}' (array family "
+                f"'{binding.family.name}')")
     if STATE.strict_fallback:
         raise NotImplementedError(f"{what} would run instead (strict mode)")
     key = (spec.name, backends)
@@ -149,9 +165,9 @@ def _explain_crossing(first_family, family):
 
 
 def family_of_context(ctx):
-    """The :class:`~nnabla.array_family.ArrayFamily` of the first backend of ``ctx``."""
-    backend, _ = parse_backend(ctx.backend[0])
-    REGISTRY.activate(backend)
+    """The :class:`~nnabla.array_family.ArrayFamily` of the first installed backend of
+    ``ctx``."""
+    _, backend = installed_backends(ctx.backend)[0]
     return _family(REGISTRY.extensions[backend][0].family)
 
 
@@ -176,9 +192,7 @@ def communicator_factory(name, ctx):
             backends that register communicators and the plugins that failed to load.
     """
     first_family = None
-    for entry in ctx.backend:
-        backend, _ = parse_backend(entry)
-        REGISTRY.activate(backend)
+    for _, backend in installed_backends(ctx.backend):
         family_name = REGISTRY.extensions[backend][0].family
         first_family = family_name if first_family is None else first_family
         table = REGISTRY.communicators.get(backend, {})
