@@ -1,8 +1,9 @@
 // Max / average / sum pooling over (outer, S0, S1, S2, inner) arrays.
 //
-// `inner` is 1 for channel-first data and C for channel-last data, so both
-// layouts share one loop nest (instantiated separately for inner == 1 so the
-// channel loop vanishes). A window starts at o*stride - pad, is cut at
+// `inner` is 1 for channel-first data and C for channel-last data. The maximum shares one
+// loop nest for both (instantiated separately for inner == 1 so the channel loop
+// vanishes); average and sum run channel-first data row by row (avg_*_rows) and
+// channel-last data window by window (avg_*_block). A window starts at o*stride - pad, is cut at
 // in + pad (nnabla's rule, which also fixes the including-pad divisor) and
 // then clipped to the image; padding never takes part in a maximum.
 #pragma once
@@ -105,24 +106,12 @@ void max_forward_block(const T *__restrict x, T *__restrict y, idx_t *__restrict
   });
 }
 
-template <bool kSingle, typename T>
-void avg_forward_block(const T *__restrict x, T *__restrict y, idx_t inner,
-                       const Geometry &g, const Windows &w, bool including_pad, bool average) {
-  const idx_t C = kSingle ? 1 : inner;
+// Channel-last windows (inner = C channels, innermost).
+template <typename T>
+void avg_forward_block(const T *__restrict x, T *__restrict y, idx_t C, const Geometry &g,
+                       const Windows &w, bool including_pad, bool average) {
   for_each_output(g, [&](idx_t o, idx_t o0, idx_t o1, idx_t o2) {
     T *yo = y + o * C;
-    if (kSingle) {  // accumulate in a register: the store to y would be re-read each step
-      const idx_t e0 = w.end[0][o0], e1 = w.end[1][o1], s2 = w.start[2][o2],
-                  e2 = w.end[2][o2];
-      T sum = T(0);
-      for (idx_t i0 = w.start[0][o0]; i0 < e0; ++i0)
-        for (idx_t i1 = w.start[1][o1]; i1 < e1; ++i1) {
-          const T *r = x + (i0 * g.in[1] + i1) * g.in[2];
-          for (idx_t i2 = s2; i2 < e2; ++i2) sum += r[i2];
-        }
-      *yo = average ? sum / T(w.divisor(o0, o1, o2, including_pad, average)) : sum;
-      return;
-    }
     std::fill(yo, yo + C, T(0));
     for (idx_t i0 = w.start[0][o0]; i0 < w.end[0][o0]; ++i0)
       for (idx_t i1 = w.start[1][o1]; i1 < w.end[1][o1]; ++i1) {
@@ -137,25 +126,13 @@ void avg_forward_block(const T *__restrict x, T *__restrict y, idx_t inner,
   });
 }
 
-template <bool kSingle, typename T>
-void avg_backward_block(const T *__restrict dy, T *__restrict dx, idx_t inner,
-                        const Geometry &g, const Windows &w, bool including_pad, bool average) {
-  const idx_t C = kSingle ? 1 : inner;
+template <typename T>
+void avg_backward_block(const T *__restrict dy, T *__restrict dx, idx_t C, const Geometry &g,
+                        const Windows &w, bool including_pad, bool average) {
   std::fill(dx, dx + g.in_size() * C, T(0));
   for_each_output(g, [&](idx_t o, idx_t o0, idx_t o1, idx_t o2) {
     const T *go = dy + o * C;
     const T d = T(w.divisor(o0, o1, o2, including_pad, average));
-    if (kSingle) {  // one division per window, not per element
-      const T share = *go / d;
-      const idx_t e0 = w.end[0][o0], e1 = w.end[1][o1], s2 = w.start[2][o2],
-                  e2 = w.end[2][o2];
-      for (idx_t i0 = w.start[0][o0]; i0 < e0; ++i0)
-        for (idx_t i1 = w.start[1][o1]; i1 < e1; ++i1) {
-          T *r = dx + (i0 * g.in[1] + i1) * g.in[2];
-          for (idx_t i2 = s2; i2 < e2; ++i2) r[i2] += share;
-        }
-      return;
-    }
     for (idx_t i0 = w.start[0][o0]; i0 < w.end[0][o0]; ++i0)
       for (idx_t i1 = w.start[1][o1]; i1 < w.end[1][o1]; ++i1) {
         const idx_t row = (i0 * g.in[1] + i1) * g.in[2];
@@ -289,7 +266,7 @@ void avg_pool_forward(const T *x, T *y, idx_t outer, idx_t inner, const Geometry
   }
 #pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
   for (idx_t b = 0; b < outer; ++b)  // channel-last: the channel loop is innermost
-    detail::avg_forward_block<false>(x + b * X, y + b * Y, inner, g, w, including_pad, average);
+    detail::avg_forward_block(x + b * X, y + b * Y, inner, g, w, including_pad, average);
 }
 
 template <typename T>
@@ -311,7 +288,7 @@ void avg_pool_backward(const T *dy, T *dx, idx_t outer, idx_t inner, const Geome
   }
 #pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
   for (idx_t b = 0; b < outer; ++b)
-    detail::avg_backward_block<false>(dy + b * Y, dx + b * X, inner, g, w, including_pad,
+    detail::avg_backward_block(dy + b * Y, dx + b * X, inner, g, w, including_pad,
                                       average);
 }
 
