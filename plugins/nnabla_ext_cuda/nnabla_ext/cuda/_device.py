@@ -17,8 +17,12 @@ CHECK_HINT = ("check the driver and the devices with `nvidia-smi`, the CuPy inst
               "`python -c \"import cupy; cupy.show_config()\"`")
 
 
-class CudaUnavailableError(RuntimeError):
-    """The CUDA backend cannot run here; the message says why and how to check."""
+class CudaUnavailableError(ImportError, RuntimeError):
+    """The CUDA backend cannot run here; the message says why and how to check.
+
+    An ImportError too, as nnabla's CUDA extension raises on a machine where it cannot run:
+    code written for nnabla (``try: ctx = nnabla_ext.cudnn.context() except ImportError:``
+    fall back to the CPU) keeps working."""
 
 
 class Runtime:
