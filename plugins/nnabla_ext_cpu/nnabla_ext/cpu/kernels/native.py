@@ -26,14 +26,17 @@ from ._columns import add_bias
 
 
 def default_threads(environ=os.environ):
-    """Threads of the native loops at import: ``NNABLA_CPU_NUM_THREADS``, else
-    ``OMP_NUM_THREADS`` (the cap PyTorch and oneDNN read too), else every core, as PyTorch.
-    ``nnabla_ext.cpu.set_num_threads`` changes it later."""
-    for name in ("NNABLA_CPU_NUM_THREADS", "OMP_NUM_THREADS"):
-        value = environ.get(name, "").strip().split(",")[0]
-        if value.isdigit() and int(value) > 0:
-            return int(value)
-    return os.cpu_count() or 1
+    """Threads of the native loops at import: ``NNABLA_CPU_NUM_THREADS``, else 1.
+
+    Not every core: OpenBLAS's worker threads keep spinning after each GEMM (its
+    ``OPENBLAS_THREAD_TIMEOUT``), so an OpenMP team started between GEMMs waits for the
+    cores they hold. Measured here (3x3 convolution of 64x128x8x8, forward + backward,
+    idle machine): 65 ms with 2 BLAS threads and 1 native thread, 116-128 ms with 2 and 2,
+    69 ms with 2 and 2 when ``OPENBLAS_THREAD_TIMEOUT=4`` is set before numpy starts.
+    ``nnabla_ext.cpu.set_num_threads`` changes it later.
+    """
+    value = environ.get("NNABLA_CPU_NUM_THREADS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 1
 
 
 _native.set_num_threads(default_threads())
