@@ -33,9 +33,10 @@ def set_num_threads(n):
     """Threads of the CPU backend's native loops (im2col, pooling, normalization,
     element-wise activations).
 
-    The initial value is ``NNABLA_CPU_NUM_THREADS``, else ``OMP_NUM_THREADS``, else every
-    core (as PyTorch). BLAS (numpy's matrix products) keeps its own setting
-    (``OPENBLAS_NUM_THREADS``, or ``OMP_NUM_THREADS``, read when numpy loads).
+    The initial value is ``NNABLA_CPU_NUM_THREADS``, else 1: OpenBLAS's threads spin after
+    each matrix product and an OpenMP team of ours would wait for them (see
+    ``nnabla_ext.cpu.kernels.native.default_threads``). BLAS (numpy's matrix products) keeps
+    its own setting (``OPENBLAS_NUM_THREADS``, or ``OMP_NUM_THREADS``, read when numpy loads).
     """
     if int(n) < 1:
         raise ValueError(f"nnabla_ext.cpu.set_num_threads: argument 'n' is {n!r}; "
