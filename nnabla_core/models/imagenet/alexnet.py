@@ -28,8 +28,5 @@ class AlexNet(ImageNetBase):
     _pool_name = None
     _dropouts = ('TrainNet/Dropout', 'TrainNet/Dropout_2')
 
-    def __init__(self, pretrained=None):
-        self._load_nnp("AlexNet.nnp", "AlexNet/AlexNet.nnp", pretrained)
-
-    def _input_shape(self):
-        return (3, 227, 227)
+    _published = "AlexNet"
+    _input_size = (3, 227, 227)

@@ -14,12 +14,15 @@ from ..utils import get_model_home, get_model_url_base, pretrained_from_env
 class ImageNetBase:
     """Base class of the ImageNet models.
 
-    A subclass describes its published file (``_load_nnp``), the variables its
-    ``use_up_to`` keys name (``_KEY_VARIABLE``), how the file's network is adapted
-    (``_configure_nnp``) and, for ``pretrained=False``, its architecture
-    (``_architecture``).
+    A subclass names its published file (``_published``: the stem of
+    ``imagenet/<stem>.nnp``, downloaded from ``imagenet/<stem>/<stem>.nnp``), its input size
+    (``_input_size``), the variables its ``use_up_to`` keys name (``_KEY_VARIABLE``), how
+    the file's network is adapted (``_configure_nnp``) and, for ``pretrained=False``, its
+    architecture (``_architecture``).
     """
 
+    _published = None
+    _input_size = (3, 224, 224)
     _nnp_input = "InputX"
     _augmentation = "ImageAugmentationX"
     _pool_name = "AveragePooling"
@@ -34,18 +37,19 @@ class ImageNetBase:
                 self._category_names = fd.read().splitlines()
         return self._category_names
 
+    def __init__(self, pretrained=None):
+        self._load_nnp(self._published, pretrained)
+
     @property
     def input_shape(self):
         """The default input shape ``(channels, height, width)``."""
-        return self._input_shape()
+        return self._input_size
 
-    def _input_shape(self):
-        raise NotImplementedError("input size is not implemented")
-
-    def _load_nnp(self, rel_name, rel_url, pretrained=None):
-        """Load ``imagenet/<rel_name>`` from the model home, downloading it from
-        ``<url base>imagenet/<rel_url>`` when missing; nothing with ``pretrained=False``
-        (or ``NNABLA_MODELS_PRETRAINED=0``)."""
+    def _load_nnp(self, stem, pretrained=None):
+        """Load ``imagenet/<stem>.nnp`` from the model home, downloading it from
+        ``<url base>imagenet/<stem>/<stem>.nnp`` when missing; nothing with
+        ``pretrained=False`` (or ``NNABLA_MODELS_PRETRAINED=0``)."""
+        rel_name, rel_url = f"{stem}.nnp", f"{stem}/{stem}.nnp"
         self.pretrained = pretrained_from_env() if pretrained is None else bool(pretrained)
         self.nnp = None
         if not self.pretrained:

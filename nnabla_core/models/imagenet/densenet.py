@@ -26,8 +26,4 @@ class DenseNet(ImageNetBase):
     _pool_name = 'DenseNet/AveragePooling_4'
     _dropouts = ()
 
-    def __init__(self, pretrained=None):
-        self._load_nnp("DenseNet-161.nnp", "DenseNet-161/DenseNet-161.nnp", pretrained)
-
-    def _input_shape(self):
-        return (3, 224, 224)
+    _published = "DenseNet-161"

@@ -23,11 +23,7 @@ class MobileNet(ImageNetBase):
         "lastconv+relu": "ReLU_19",
     }
 
-    def __init__(self, pretrained=None):
-        self._load_nnp("MobileNet.nnp", "MobileNet/MobileNet.nnp", pretrained)
-
-    def _input_shape(self):
-        return (3, 224, 224)
+    _published = "MobileNet"
 
 
 class MobileNetV2(ImageNetBase):
@@ -55,11 +51,7 @@ class MobileNetV2(ImageNetBase):
     }
     _nnp_input = "ImageAugmentationX"
 
-    def __init__(self, pretrained=None):
-        self._load_nnp("MobileNet-v2.nnp", "MobileNet-v2/MobileNet-v2.nnp", pretrained)
-
-    def _input_shape(self):
-        return (3, 224, 224)
+    _published = "MobileNet-v2"
 
     def _configure_nnp(self, callback, input_var, training):
         callback.drop_function("ImageAugmentationX")

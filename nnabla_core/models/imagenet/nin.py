@@ -27,8 +27,5 @@ class NIN(ImageNetBase):
     _pool_name = 'NIN/AveragePooling'
     _dropouts = ('NIN/Dropout',)
 
-    def __init__(self, pretrained=None):
-        self._load_nnp("NIN.nnp", "NIN/NIN.nnp", pretrained)
-
-    def _input_shape(self):
-        return (3, 227, 227)
+    _published = "NIN"
+    _input_size = (3, 227, 227)

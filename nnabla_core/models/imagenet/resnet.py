@@ -53,11 +53,8 @@ class ResNet(ImageNetBase):
             raise ValueError(f"ResNet: num_layers must be chosen from {set(_BLOCKS)}; given "
                              f"{num_layers}")
         self.num_layers = num_layers
-        self._load_nnp(f"Resnet-{num_layers}.nnp", f"Resnet-{num_layers}/Resnet-{num_layers}.nnp",
-                       pretrained)
+        self._load_nnp(f"Resnet-{num_layers}", pretrained)
 
-    def _input_shape(self):
-        return (3, 224, 224)
 
     def _format_dict(self):
         return {"index": 0 if self.num_layers == 18 else 1}

@@ -26,8 +26,4 @@ class SENet(ImageNetBase):
     _pool_name = 'AveragePooling'
     _dropouts = ('Dropout',)
 
-    def __init__(self, pretrained=None):
-        self._load_nnp("SENet-154.nnp", "SENet-154/SENet-154.nnp", pretrained)
-
-    def _input_shape(self):
-        return (3, 224, 224)
+    _published = "SENet-154"

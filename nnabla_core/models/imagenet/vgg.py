@@ -45,8 +45,7 @@ class VGG(ImageNetBase):
             raise ValueError(f"VGG: num_layers must be chosen from {set(_CONVS)}; given "
                              f"{num_layers}")
         self.num_layers = num_layers
-        self._load_nnp(f"VGG-{num_layers}.nnp", f"VGG-{num_layers}/VGG-{num_layers}.nnp",
-                       pretrained)
+        self._load_nnp(f"VGG-{num_layers}", pretrained)
         last = 13 if num_layers == 16 else 12
         self._KEY_VARIABLE = {
             "classifier": f"VGG{num_layers}/Affine_3",
@@ -56,8 +55,6 @@ class VGG(ImageNetBase):
             "lastfeature": f"VGG{num_layers}/Affine_2",
         }
 
-    def _input_shape(self):
-        return (3, 224, 224)
 
     def _format_dict(self):
         return {"n": self.num_layers}

@@ -26,8 +26,5 @@ class Xception(ImageNetBase):
     _pool_name = 'Unit/AveragePooling'
     _dropouts = ('Unit/Dropout',)
 
-    def __init__(self, pretrained=None):
-        self._load_nnp("Xception.nnp", "Xception/Xception.nnp", pretrained)
-
-    def _input_shape(self):
-        return (3, 299, 299)
+    _published = "Xception"
+    _input_size = (3, 299, 299)
