@@ -34,28 +34,19 @@ class Binding:
 
 
 def _candidates(type_name, backends, device_id=""):
-    """The bindings of ``type_name`` along ``backends``. A backend no installed plugin
-    provides is passed over when a later one is available, as nnabla does (a .nnp written
-    with a cudnn context runs on the CPU); with none available, the first one's error
-    (which names what to install) is raised."""
+    """The bindings of ``type_name`` along the installed ones of ``backends`` (see
+    :func:`nnabla.plugins.installed_backends`)."""
     key = (type_name, backends, device_id, REGISTRY.version)
     found = _memo.get(key)
     if found is None:
-        found, missing = [], []
-        for entry in backends:
-            backend, type_config = parse_backend(entry)
-            try:
-                REGISTRY.activate(backend)
-            except ValueError as error:
-                missing.append(error)
-                continue
+        found = []
+        for entry, backend in installed_backends(backends):
+            type_config = parse_backend(entry)[1]
             table = REGISTRY.kernels.get((backend, type_config), {})
             if type_name in table:
                 ext = REGISTRY.extensions[backend][0]
                 found.append(Binding(table[type_name], _family(ext.family), type_config,
                                      backend, device_id))
-        if missing and len(missing) == len(backends):
-            raise missing[0]
         _memo[key] = found
     return found
 
