@@ -12,51 +12,14 @@ shape (through a callback of the solver) before any array is read.
 """
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections import OrderedDict
 
 import numpy as np
 
+from ._atomic import write_path_atomically
+
 T_LIMIT = 2**32 - 1  # nnabla stores the step count as uint32
-
-
-def _file_mode(path):
-    """The permissions ``open(path, 'w')`` would leave (mkstemp makes files private): the
-    existing file's, else the default under the umask."""
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def atomic_write(path, write):
-    """Call ``write(tmp_path)`` then rename ``tmp_path`` over ``path``.
-
-    Args:
-        path (str or os.PathLike): the target file.
-        write (callable): writes the complete file at the path it is given.
-
-    Raises:
-        Whatever ``write`` raises; the target is then left untouched.
-    """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-" + os.path.basename(path) + "-")
-    os.close(fd)
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.chmod(tmp, _file_mode(path))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def save_h5(path, states):
@@ -73,7 +36,7 @@ def save_h5(path, states):
                     dataset = group.create_dataset(name, data=var.data.get_data("r"))
                     dataset.attrs["index"] = j
 
-    atomic_write(path, write)
+    write_path_atomically(path, write)
 
 
 def _walk(group, api, prefix=""):
@@ -207,7 +170,7 @@ def save_protobuf(path, states):
         with open(tmp, "wb") as f:
             f.write(payload)
 
-    atomic_write(path, write)
+    write_path_atomically(path, write)
 
 
 def load_protobuf(path, make_state, text=False):

@@ -12,10 +12,11 @@ a temporary file in the same folder, flushed and then renamed over the target.
 
 import io
 import os
-import tempfile
 
 import h5py
 import numpy
+
+from .._atomic import write_path_atomically
 
 _LOAD = "nn.load_parameters"
 _SAVE = "nn.save_parameters"
@@ -131,13 +132,6 @@ def _write(handle, params):
         handle[name].attrs["index"] = index
 
 
-def _new_file_mode():
-    """Permissions an ordinarily created file would get (mkstemp makes it private)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def write_parameter_file(target, params):
     """Writes ``params`` as an nnabla ``.h5`` parameter file.
 
@@ -156,18 +150,9 @@ def write_parameter_file(target, params):
         with h5py.File(target, "w") as handle:
             _write(handle, params)
         return
-    target = os.fspath(target)
-    folder = os.path.dirname(os.path.abspath(target))
-    fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".h5", dir=folder)
-    os.close(fd)
-    try:
-        with h5py.File(temporary, "w") as handle:
+
+    def write(tmp):
+        with h5py.File(tmp, "w") as handle:
             _write(handle, params)
-        with open(temporary, "rb+") as stream:
-            os.fsync(stream.fileno())
-        os.chmod(temporary, _new_file_mode())
-        os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
+
+    write_path_atomically(target, write)

@@ -22,7 +22,7 @@ import zipfile
 from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 
-from .._solver_states import atomic_write
+from .._atomic import write_atomically, write_path_atomically
 from ._nnp_functions import NnpFormatError
 
 # Bounds for reading: one member's uncompressed size, all members together, the number of
@@ -171,11 +171,11 @@ def to_text(proto):
 def write_target(target, payload, binary):
     """Write ``payload`` to a path (atomically) or to a file object."""
     if isinstance(target, (str, os.PathLike)):
-        def write(temporary):
-            with open(temporary, "wb" if binary else "w", encoding=None if binary else "utf-8",
-                      newline=None if binary else "\n") as stream:
-                stream.write(payload)
-        atomic_write(target, write)
+        if binary:
+            write_atomically(target, lambda stream: stream.write(payload))
+        else:
+            write_atomically(target, lambda stream: stream.write(payload), "w",
+                             encoding="utf-8", newline="\n")
     else:
         if isinstance(payload, str) and is_binary_stream(target):
             payload = payload.encode("utf-8")
@@ -199,7 +199,7 @@ def write_archive(target, members):
                 archive.writestr(name, content)
 
     if isinstance(target, (str, os.PathLike)):
-        atomic_write(target, fill)
+        write_path_atomically(target, fill)
     else:
         buffer = io.BytesIO()
         fill(buffer)

@@ -16,7 +16,8 @@ import numpy
 from nnabla.config import nnabla_config
 from nnabla.logger import logger
 
-from .data_source import progress_bar, save_cache_file, write_atomically, write_csv_atomically
+from .._atomic import write_atomically
+from .data_source import progress_bar, save_cache_file, write_csv_atomically
 from .data_source_implements import CsvDataSource
 from .data_source_loader import FileReader
 

@@ -32,6 +32,8 @@ from shutil import rmtree
 import numpy
 
 from nnabla.config import nnabla_config
+
+from .._atomic import write_atomically
 from nnabla.logger import logger
 
 from .data_source_loader import FileReader
@@ -49,24 +51,6 @@ def progress_bar(total, desc):
     """A tqdm bar over ``total`` steps (disabled by ``[MISC] misc_show_progress = False``)."""
     from tqdm import tqdm
     return tqdm(total=total, desc=desc, disable=not _show_progress(), leave=False)
-
-
-def write_atomically(path, write, mode="wb"):
-    """Call ``write(file)`` on a temporary file next to ``path``, then rename it to ``path``.
-
-    The temporary file is removed when ``write`` fails or is interrupted.
-    """
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-",
-                                         suffix=os.path.basename(path))
-    try:
-        with os.fdopen(handle, mode) as f:
-            write(f)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
 
 
 def write_csv_atomically(path, rows):

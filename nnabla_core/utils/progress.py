@@ -7,9 +7,9 @@ second (every call with ``state=None`` clears it at once), as nnabla writes it.
 """
 from __future__ import annotations
 
-import os
 import time
 
+from nnabla._atomic import write_atomically
 from nnabla.logger import logger
 
 from . import callback
@@ -34,12 +34,9 @@ def configure_progress(file_name, cb=None):
 
 
 def _write_state(text):
-    tmp = f"{state_file_name}.{os.getpid()}.tmp"
     for attempt in range(1, _WRITE_RETRIES + 1):
-        try:
-            with open(tmp, "w") as f:
-                f.write(text)
-            os.replace(tmp, state_file_name)      # readers never see a half-written line
+        try:        # atomic: readers never see a half-written line
+            write_atomically(state_file_name, lambda f: f.write(text), "w")
             return
         except OSError:
             if attempt == _WRITE_RETRIES:

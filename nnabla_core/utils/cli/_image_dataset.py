@@ -10,6 +10,8 @@ import re
 
 import numpy as np
 
+from ..._atomic import write_atomically
+
 IMAGE_PATTERN = re.compile(r"\.(bmp|jpg|jpeg|png|gif|tif|tiff)", re.IGNORECASE)
 
 
@@ -74,8 +76,8 @@ def split_rows(rows, shuffle, ratio2):
 
 def write_csv(path, header, rows):
     """Write a CSV dataset file (atomically)."""
-    with open(path + ".tmp", "w", newline="") as stream:
+    def write(stream):
         writer = csv.writer(stream, lineterminator="\n")
         writer.writerow(header)
         writer.writerows(rows)
-    os.replace(path + ".tmp", path)
+    write_atomically(path, write, "w", newline="")

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from argparse import RawTextHelpFormatter
 
+from ..._atomic import write_atomically
 from .utility import logger
 
 
@@ -77,9 +78,8 @@ def draw_graph_command(args):
             logger.info(f"No output in `{name}`. Skipping.")
             continue
         base = os.path.join(args.output_dir, name.replace(" ", "_"))
-        with open(base + ".dot.tmp", "w") as stream:
-            stream.write(dot_source(network.proto_network, name))
-        os.replace(base + ".dot.tmp", base + ".dot")
+        source = dot_source(network.proto_network, name)
+        write_atomically(base + ".dot", lambda stream: stream.write(source), "w")
         _render(base + ".dot", f"{base}.{args.format}", args.format)
     return True
 

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..._atomic import atomic_path
 from .. import callback
 from .. import load as _load
 from ..data_iterator import data_iterator_cache, data_iterator_csv_dataset
@@ -187,7 +188,7 @@ def forward_command(args):
     callback.update_status(("data.max", len(rows)))
     path = os.path.join(args.outdir, args.outfile)
     index = 0
-    with open(path + ".tmp", "w", encoding="utf-8", newline="") as stream, \
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as stream, \
             progress_bar(len(rows), "Forward") as bar, \
             make(args.dataset, batch_size, shuffle=False,
                  normalize=_normalize(args, info)) as iterator:
@@ -205,7 +206,6 @@ def forward_command(args):
             bar.update(min(index, len(rows)) - bar.n)
             progress("Forward", min(index, len(rows)) / max(len(rows), 1))
             logger.log(99, f"data {min(index, len(rows))} / {len(rows)}")
-    os.replace(path + ".tmp", path)
     callback.process_evaluation_result(args.outdir, path)
     logger.log(99, "Forward Completed.")
     progress(None)

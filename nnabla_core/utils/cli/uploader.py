@@ -19,6 +19,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from ..._atomic import write_path_atomically
+
 DEFAULT_ENDPOINT = "https://console-api.dl.sony.com"
 
 
@@ -90,8 +92,7 @@ class Uploader:
                 return False
             name = os.path.splitext(os.path.basename(source))[0]
             tar_name = self.createTemporaryTar(name, csv_data, data_files, tmpdir)
-            shutil.copyfile(tar_name, destination + ".tmp")
-            os.replace(destination + ".tmp", destination)
+            write_path_atomically(destination, lambda tmp: shutil.copyfile(tar_name, tmp))
         return True
 
     def _credentials(self, endpoint, token, name, size):

@@ -166,16 +166,13 @@ def save_optimizer_states(filebase, ext, train_config):
     checkpoints do, and return the paths written: one
     ``<filebase>_optimizer.protobuf.optimizer`` holding every optimizer for ``ext ==
     '.protobuf'``, else one ``<filebase>_<name>_<Solver>_optimizer.h5.optimizer`` each."""
-    from ... import _solver_states
+    from ..._atomic import write_atomically
 
     optimizers = OrderedDict((k, o.optimizer) for k, o in train_config.optimizers.items())
     files = [(f"{filebase}_{member}", data) for member, data in
              optimizer_state_members(optimizers, ".protobuf" if ext == ".protobuf" else ".h5")]
     for path, data in files:
-        def write(tmp, data=data):
-            with open(tmp, "wb") as stream:
-                stream.write(data)
-        _solver_states.atomic_write(path, write)
+        write_atomically(path, lambda stream, data=data: stream.write(data))
     return [path for path, _ in files]
 
 

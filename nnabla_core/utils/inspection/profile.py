@@ -243,7 +243,7 @@ def _detail_rows(results):
 
 
 def _write_dict_rows(path, fields, rows):
-    from nnabla.utils.data_source import write_atomically
+    from nnabla._atomic import write_atomically
 
     def write(f):
         writer = csv.DictWriter(f, fields)
