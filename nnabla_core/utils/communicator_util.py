@@ -19,6 +19,12 @@ def current_communicator():
     return _current_communicator
 
 
+def set_communicator(comm):
+    """Make ``comm`` (or None) this process's communicator (``nnabla_cli -m`` sets it)."""
+    global _current_communicator
+    _current_communicator = comm
+
+
 def create_communicator(ignore_error=False, extension_module="cudnn", type_config="float"):
     """Create and initialise a ``MultiProcessCommunicator`` for the context of
     ``extension_module`` when started by ``mpiexec``; None otherwise or with one process.

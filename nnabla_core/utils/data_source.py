@@ -34,6 +34,7 @@ import numpy
 from nnabla.config import nnabla_config
 
 from .._atomic import write_atomically
+from .progress import progress_bar
 from nnabla.logger import logger
 
 from .data_source_loader import FileReader
@@ -41,16 +42,6 @@ from .data_source_loader import FileReader
 
 def _config(key):
     return nnabla_config.get("DATA_ITERATOR", key)
-
-
-def _show_progress():
-    return nnabla_config.get("MISC", "misc_show_progress", fallback="True").lower() == "true"
-
-
-def progress_bar(total, desc):
-    """A tqdm bar over ``total`` steps (disabled by ``[MISC] misc_show_progress = False``)."""
-    from tqdm import tqdm
-    return tqdm(total=total, desc=desc, disable=not _show_progress(), leave=False)
 
 
 def write_csv_atomically(path, rows):

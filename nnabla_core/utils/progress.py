@@ -1,6 +1,6 @@
 """Progress of long tasks (``nnabla.utils.progress``): a state file that other programs
-poll, the progress callback of :mod:`nnabla.utils.callback`, and an optional Python
-callback.
+poll, the progress callback of :mod:`nnabla.utils.callback`, an optional Python
+callback, and the console bars (tqdm) of data-set and cache building and the CLI.
 
 The state file holds one line, ``"<state> (<percent>%)"``, rewritten at most once a
 second (every call with ``state=None`` clears it at once), as nnabla writes it.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from nnabla._atomic import write_atomically
+from nnabla.config import nnabla_config
 from nnabla.logger import logger
 
 from . import callback
@@ -54,3 +55,14 @@ def progress(state, progress=0.0):
     callback.update_progress(f"{state} ({progress * 100:3.2f}%)")
     if state_callback is not None:
         state_callback(state, progress)
+
+
+def show_progress():
+    """Whether console progress bars are wanted (``[MISC] misc_show_progress``)."""
+    return nnabla_config.get("MISC", "misc_show_progress", fallback="True").lower() == "true"
+
+
+def progress_bar(total, desc):
+    """A tqdm bar over ``total`` steps (disabled when ``misc_show_progress`` is false)."""
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, disable=not show_progress(), leave=False)

@@ -1,26 +1,23 @@
 """Helpers shared by the ``nnabla_cli`` subcommands (``nnabla.utils.cli.utility``).
 
-Progress: :func:`configure_progress` names a state file (``progress.txt`` in the output
-folder) into which :func:`progress` writes ``"<state> (<percent>%)"``, at most once a second,
-as nnabla does; :class:`ProgressBar` is the console bar (tqdm). The communicator of
-``nnabla_cli -m`` is kept here (:func:`current_communicator`).
+Progress (the state file and console bars) is :mod:`nnabla.utils.progress`'s; the
+communicator of ``nnabla_cli -m`` is :mod:`nnabla.utils.communicator_util`'s (re-exported
+here under nnabla's names).
 """
 from __future__ import annotations
 
 import os
 import re
 import tempfile
-import time
 from collections import OrderedDict
 
 import numpy as np
 
 from ...logger import logger
 from ...config import nnabla_config
-from .. import callback
-
-
-_state = {"file": "", "last": 0.0, "comm": None}
+from ..communicator_util import (current_communicator, set_communicator,  # noqa: F401
+                                 single_or_rankzero)
+from ..progress import configure_progress, progress, progress_bar, show_progress  # noqa: F401
 
 
 def is_float(x):
@@ -79,75 +76,9 @@ def let_data_to_variable(variable, data, ctx=None, data_name=None, variable_name
     variable.need_grad = False
 
 
-def configure_progress(file_name):
-    """Write progress states to ``file_name`` from now on (None: keep the current file)."""
-    if file_name is not None:
-        _state["file"] = file_name
-    progress(None)
-
-
-def progress(state, fraction=0.0):
-    """Record the state of a long task (``None`` clears the state file)."""
-    now = time.time()
-    if _state["file"] and (state is None or now - _state["last"] >= 1.0):
-        _state["last"] = now
-        with open(_state["file"], "w") as stream:
-            if state is not None:
-                stream.write(f"{state} ({fraction * 100:3.2f}%)")
-    callback.update_progress(f"{state} ({fraction * 100:3.2f}%)")
-
-
-def show_progress():
-    """Whether console progress bars are wanted (``[MISC] misc_show_progress``)."""
-    return nnabla_config.get("MISC", "misc_show_progress", fallback="True") == "True"
-
-
-def progress_bar(total, desc):
-    """A tqdm bar (disabled when ``misc_show_progress`` is not True)."""
-    import tqdm
-
-    return tqdm.tqdm(total=total, desc=desc, disable=not show_progress(), leave=False)
-
-
-def set_communicator(comm):
-    """Make ``comm`` the communicator of this command (``nnabla_cli -m``)."""
-    _state["comm"] = comm
-
-
-def current_communicator():
-    """The communicator of ``nnabla_cli -m``, or None."""
-    return _state["comm"]
-
-
-def single_or_rankzero():
-    """True without a communicator, or on rank 0."""
-    comm = current_communicator()
-    return comm is None or comm.rank == 0
-
-
-def create_communicator():
-    """Create and initialise the MPI communicator for ``nnabla_cli -m``.
-
-    Raises:
-        ImportError: when the context's backend has no MPI transport installed.
-    """
-    import nnabla.communicators as C
-    from nnabla.context import get_current_context
-
-    comm = C.MultiProcessDataParallelCommunicator(get_current_context())
-    comm.init()
-    set_communicator(comm)
-    return comm
-
-
 def nnp_param_format():
     """Format of the parameter member of saved ``.nnp`` files (``[MISC] nnp_param_format``)."""
     return nnabla_config.get("MISC", "nnp_param_format", fallback=".h5")
-
-
-def solver_type(solver):
-    """The solver's NNP type name (``Adam``, ``Sgd``...), without a ``Cuda`` suffix."""
-    return re.sub(r"Cuda$", "", str(solver.name))
 
 
 def optimizer_state_members(optimizers, ext=".h5"):
@@ -212,3 +143,18 @@ def load_train_state(filename, info):
     _, states = read_model(filename, parameter_only=True)
     _restore_solver_states(states, getattr(info, "optimizers", OrderedDict()), filename)
     logger.info(f"Load training resume states: {filename}")
+
+
+def create_communicator():
+    """Create and initialise the MPI communicator for ``nnabla_cli -m``.
+
+    Raises:
+        ImportError: when the context's backend has no MPI transport installed.
+    """
+    import nnabla.communicators as C
+    from nnabla.context import get_current_context
+
+    comm = C.MultiProcessDataParallelCommunicator(get_current_context())
+    comm.init()
+    set_communicator(comm)
+    return comm
