@@ -13,7 +13,7 @@ from .. import parameter as _parameter
 from . import _proto
 from ._graph import ProtoGraph
 from ._network import ProtoNetwork
-from ._proto import unique_name
+from .._naming import unique_name
 
 
 class FlatModule:

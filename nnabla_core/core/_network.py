@@ -12,7 +12,8 @@ from collections import OrderedDict
 from .. import parameter as _parameter
 from ._batch import _resolve_reshape, _variable_batch_size
 from ._files import save_content
-from ._proto import ProtoFunction, ProtoVariable, unique_name
+from .._naming import unique_name
+from ._proto import ProtoFunction, ProtoVariable
 
 GRAPH_MEMBERS = ("inputs", "outputs", "parameters", "functions", "variables")
 

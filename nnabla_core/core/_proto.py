@@ -13,6 +13,7 @@ import types
 import weakref
 
 from .. import _dispatch
+from .._naming import unique_name
 from .._spec.binding import bind_args, infer
 
 # The builder F/PF calls on proto variables record into; ``new_builder`` (the
@@ -35,16 +36,6 @@ def current_network():
 def current_module():
     """The module being recorded."""
     return current_graph_builder().get_module()
-
-
-def unique_name(counter, prefix):
-    """``prefix`` the first time, then ``prefix_1``, ``prefix_2`` ... (nnabla's rule)."""
-    if prefix in counter:
-        name = f"{prefix}_{counter[prefix]}"
-        counter[prefix] += 1
-        return name
-    counter[prefix] = 1
-    return prefix
 
 
 class ProtoVariable:

@@ -19,6 +19,7 @@ from collections import OrderedDict
 
 from .. import _graph
 from . import _nnp_functions, nnabla_pb2
+from .._naming import unique_name
 
 _SHAPE_HEAD_FUNCTIONS = ("Constant", "Rand", "Randint", "Randn", "RandBinomial", "RandBeta",
                          "RandGamma")
@@ -37,15 +38,6 @@ class _Func:
     def __init__(self, name, type_name, args):
         self.name, self.type, self.args = name, type_name, dict(args)
         self.inputs, self.outputs = [], []
-
-
-def _unique(counter, prefix):
-    if prefix in counter:
-        name = f"{prefix}_{counter[prefix]}"
-        counter[prefix] += 1
-        return name
-    counter[prefix] = 1
-    return prefix
 
 
 class _GraphWriter:
@@ -69,7 +61,7 @@ class _GraphWriter:
         else:
             name = self.names.get(key)
             if name is None:
-                name = _unique(self.var_counter, f"{type_name}_in")
+                name = unique_name(self.var_counter, f"{type_name}_in")
             var = _Var(name, "Buffer", node.shape)
         self.keep.append(node.data)
         self.variables[key] = var
@@ -79,7 +71,7 @@ class _GraphWriter:
         type_name = function.spec.name
         if type_name == "Sink":  # nnabla leaves the sink joining several outputs out
             return
-        record = _Func(_unique(self.func_counter, type_name), type_name, function._args)
+        record = _Func(unique_name(self.func_counter, type_name), type_name, function._args)
         for node in function.in_nodes:
             if node is not None:
                 record.inputs.append(self._input(node, type_name).name)
@@ -87,7 +79,7 @@ class _GraphWriter:
         for i, ref in enumerate(function.out_refs):
             node = ref()
             given = None if node is None else self.names.get(id(node.data))
-            name = _unique(self.var_counter, given or f"{type_name}_out")
+            name = unique_name(self.var_counter, given or f"{type_name}_out")
             if given is not None and name != given:
                 raise ValueError(f"nnabla.utils.save: the name {given!r} is given to two "
                                  f"variables; names must be unique in a network")

@@ -23,7 +23,7 @@ class _Builder:
         self.names = {}
 
     def unique(self, name):
-        from ....core._proto import unique_name
+        from ...._naming import unique_name
         return unique_name(self.names, name)
 
     def variable(self, name):
