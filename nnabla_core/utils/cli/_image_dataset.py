@@ -81,3 +81,25 @@ def write_csv(path, header, rows):
         writer.writerow(header)
         writer.writerows(rows)
     write_atomically(path, write, "w", newline="")
+
+
+def write_split_csv(args, rows, header):
+    """Write ``rows`` as the command's CSV files: ``args.file1`` and, when given,
+    ``args.file2`` with ``args.ratio2`` percent of them (shuffled when ``args.shuffle`` is
+    'true'), into ``args.outdir``."""
+    names = [args.file1] + ([args.file2] if args.file2 else [])
+    parts = split_rows(rows, args.shuffle == "true", int(args.ratio2) if args.ratio2 else 0)
+    for name, part in zip(names, parts):
+        if part:
+            write_csv(os.path.join(args.outdir, name), header, part)
+
+
+def add_output_arguments(p):
+    """The options both dataset-creation commands share after their own (nnabla's order):
+    shaping mode, shuffle, and the two output files with their ratios."""
+    p.add_argument("-m", "--mode", help="shaping mode (trimming or padding)", required=True)
+    p.add_argument("-s", "--shuffle", help="shuffle mode (true or false)", required=True)
+    p.add_argument("-f1", "--file1", help="output file name 1", required=True)
+    p.add_argument("-r1", "--ratio1", help="output file ratio(%%) 1")
+    p.add_argument("-f2", "--file2", help="output file name 2")
+    p.add_argument("-r2", "--ratio2", help="output file ratio(%%) 2")

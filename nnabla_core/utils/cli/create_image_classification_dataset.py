@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ._image_dataset import is_image, shape_image, split_rows, write_csv
+from ._image_dataset import add_output_arguments, is_image, shape_image, write_split_csv
 from .utility import logger, progress_bar
 
 
@@ -66,11 +66,7 @@ def create_image_classification_dataset_command(args):
                 kept.append([os.path.splitext(row[0])[0] + ".png", row[1]])
             bar.update(1)
     logger.log(99, "Creating CSV files...")
-    names = [args.file1] + ([args.file2] if args.file2 else [])
-    parts = split_rows(kept, args.shuffle == "true", int(args.ratio2) if args.ratio2 else 0)
-    for name, part in zip(names, parts):
-        if part:
-            write_csv(os.path.join(args.outdir, name), ["x:image", "y:label"], part)
+    write_split_csv(args, kept, ["x:image", "y:label"])
     logger.log(99, "Dataset was successfully created.")
     return True
 
@@ -85,10 +81,5 @@ def add_create_image_classification_dataset_command(subparsers):
     p.add_argument("-c", "--channel", help="number of output color channels", required=True)
     p.add_argument("-w", "--width", help="width of output image", required=True)
     p.add_argument("-g", "--height", help="height of output image", required=True)
-    p.add_argument("-m", "--mode", help="shaping mode (trimming or padding)", required=True)
-    p.add_argument("-s", "--shuffle", help="shuffle mode (true or false)", required=True)
-    p.add_argument("-f1", "--file1", help="output file name 1", required=True)
-    p.add_argument("-r1", "--ratio1", help="output file ratio(%%) 1")
-    p.add_argument("-f2", "--file2", help="output file name 2")
-    p.add_argument("-r2", "--ratio2", help="output file ratio(%%) 2")
+    add_output_arguments(p)
     p.set_defaults(func=create_image_classification_dataset_command)

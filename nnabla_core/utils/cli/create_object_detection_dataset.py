@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from ._image_dataset import is_image, shape_image, split_rows, write_csv
+from ._image_dataset import add_output_arguments, is_image, shape_image, write_split_csv
 from .utility import logger, progress_bar
 
 
@@ -184,11 +184,7 @@ def create_object_detection_dataset_command(args):
              os.path.join(".", "data", stem + "_region.csv")]
             for stem in (os.path.splitext(f)[0] for f in files)]
     logger.log(99, "Creating CSV files...")
-    names = [args.file1] + ([args.file2] if args.file2 else [])
-    parts = split_rows(rows, args.shuffle == "true", int(args.ratio2) if args.ratio2 else 0)
-    for name, part in zip(names, parts):
-        if part:
-            write_csv(os.path.join(args.outdir, name), ["x:image", "y:label", "r:region"], part)
+    write_split_csv(args, rows, ["x:image", "y:label", "r:region"])
     logger.log(99, "Dataset was successfully created.")
     return True
 
@@ -207,10 +203,5 @@ def add_create_object_detection_dataset_command(subparsers):
     p.add_argument("-a", "--num_anchor", help="number of anchor", required=True)
     p.add_argument("-d", "--grid_size", help="width and height of detection grid",
                    required=True)
-    p.add_argument("-m", "--mode", help="shaping mode (trimming or padding)", required=True)
-    p.add_argument("-s", "--shuffle", help="shuffle mode (true or false)", required=True)
-    p.add_argument("-f1", "--file1", help="output file name 1", required=True)
-    p.add_argument("-r1", "--ratio1", help="output file ratio(%%) 1")
-    p.add_argument("-f2", "--file2", help="output file name 2")
-    p.add_argument("-r2", "--ratio2", help="output file ratio(%%) 2")
+    add_output_arguments(p)
     p.set_defaults(func=create_object_detection_dataset_command)
