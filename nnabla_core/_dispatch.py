@@ -26,10 +26,9 @@ from .plugins.resolve import resolve
 
 _memo = cache()
 _MEMO_LIMIT = 50000
-# The imperative fast path of the generated ``F.*`` wrappers (``_function_wrappers``):
-# (function name, input shapes, argument values, context backends and device, registry
-# version) ->
-# the runner of a call whose inputs are all NdArrays. Filled by :func:`call`.
+# The imperative fast path of the generated ``F.*`` wrappers (``_function_wrappers``): the
+# runner of a call whose inputs are all NdArrays, keyed by (function name, input shapes,
+# argument values, context backends, device, registry version). Filled by :func:`call`.
 imperative_runners = cache()
 
 # Records a call whose inputs include an nn.graph_def ProtoVariable (set by nnabla.core).
