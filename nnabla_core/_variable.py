@@ -311,6 +311,23 @@ class Variable:
         _graph.set_parent(self._node, func)
 
     @property
+    def rank(self):
+        """The length of the longest path from a root variable to this one (0 for a
+        variable without parent; a function's outputs have one more than the largest rank
+        of its inputs), as nnabla's ``Variable.rank``."""
+        node = self._node
+        if node.parent is None:
+            return 0
+        ranks = {}
+        for f in _graph.topological_functions([node]):
+            r = max((ranks.get(id(n), 0) for n in f.in_nodes if n is not None), default=0)
+            for ref in f.out_refs:
+                out = ref()
+                if out is not None:
+                    ranks[id(out)] = r + 1
+        return ranks.get(id(node), 0)
+
+    @property
     def function_references(self):
         """Functions that take this variable as an input."""
         refs = [r() for r in self._node.refs]
