@@ -2,8 +2,9 @@
 
 :func:`convert_files` (``nnabla_cli convert``) converts NNP to NNP (parameter format,
 executor selection, ``split`` into ranges of functions), to NNB (the nnabla C runtime's
-binary format, as nnabla 1.39 writes it) and between NNP and ONNX (with the ``onnx``
-package: ``pip install nnabla[onnx]``). TensorFlow and TFLite formats are not provided.
+binary format, as nnabla 1.39 writes it), to C sources for that runtime (CSRC: a folder, as
+nnabla 1.39 writes it) and between NNP and ONNX (with the ``onnx`` package:
+``pip install nnabla[onnx]``). TensorFlow and TFLite formats are not provided.
 
 The function tables are derived from our function spec (:mod:`nnabla._spec`) and the NNP
 schema (:mod:`nnabla.utils.nnabla_pb2`), in the layout of nnabla's
@@ -26,7 +27,8 @@ from ._function_table import get_category_info, get_function_info  # noqa: F401
 
 _SupportedInfo = namedtuple("_SupportedInfo", "import_name export_name")
 # What this package converts (nnabla 1.39 lists TensorFlow and TFLite formats too).
-formats = _SupportedInfo(import_name=["NNP", "ONNX"], export_name=["NNP", "NNB", "ONNX"])
+formats = _SupportedInfo(import_name=["NNP", "ONNX"],
+                         export_name=["NNP", "NNB", "CSRC", "ONNX"])
 extensions = _SupportedInfo(import_name=[".nnp", ".onnx"],
                             export_name=[".nnp", ".nnb", ".onnx"])
 

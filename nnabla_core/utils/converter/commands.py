@@ -1,9 +1,10 @@
 """``convert_files``: the conversions of ``nnabla_cli convert`` (nnabla 1.39's entry point).
 
 ``convert_files(args, ifiles, output)`` reads ``ifiles`` in ``args.import_format`` (``NNP``,
-``ONNX``) and writes ``output`` in ``args.export_format`` (``NNP``, ``NNB``, ``ONNX``). ``args``
-is the ``argparse.Namespace`` of ``nnabla_cli convert``; the attributes read (all optional,
-with these defaults) are :data:`DEFAULTS`.
+``ONNX``) and writes ``output`` in ``args.export_format`` (``NNP``, ``NNB``, ``CSRC``: C
+sources in a folder, ``ONNX``). ``args`` is the ``argparse.Namespace`` of
+``nnabla_cli convert``; the attributes read (all optional, with these defaults) are
+:data:`DEFAULTS`.
 """
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ def _import_file(args, ifiles):
 def _batch_size(args, nnp, kind):
     if _option(args, "batch_size") < 0:
         print(f"{kind}: Using batch size from input file.")
+        print(f"{kind}: If you want to use with other size use `-b` option and provide a "
+              f"positive value.")
         return nnp.protobuf.network[0].batch_size
     return _option(args, "batch_size")
 
@@ -70,6 +73,9 @@ def _export_from_nnp(args, nnp, output):
             version["nnb_version"] = int(define_version.split("_")[1])
         return NnbExporter(nnp, batch_size, api_level=_option(args, "api"), **version).execute(
             output, None, _option(args, "settings"), _option(args, "default_variable_type"))
+    if kind == "CSRC":
+        from .nnablart import CsrcExporter
+        return CsrcExporter(nnp, _batch_size(args, nnp, "CSRC")).execute(output)
     if kind == "ONNX":
         from .onnx import OnnxExporter
         batch_size = _batch_size(args, nnp, "ONNX")
@@ -79,7 +85,7 @@ def _export_from_nnp(args, nnp, output):
         return OnnxExporter(nnp, batch_size, _option(args, "ir_version"), **opset).execute(
             output)
     raise ValueError(f"nnabla.utils.converter: export format {kind!r} is not supported; "
-                     f"expected 'NNP', 'NNB' or 'ONNX'")
+                     f"expected 'NNP', 'NNB', 'CSRC' or 'ONNX'")
 
 
 def _ranges(text):
@@ -144,14 +150,15 @@ def convert_files(args, ifiles, output):
     Args:
         args (argparse.Namespace): the options of ``nnabla_cli convert`` (see
             :data:`DEFAULTS`): ``import_format``/``export_format`` (``'NNP'``, ``'NNB'``,
-            ``'ONNX'``), ``batch_size`` (negative: the file's), ``split`` (``'0-3,4-7'``:
-            one output per range of functions, named ``<output>_<start>_<end><ext>``),
+            ``'CSRC'``, ``'ONNX'``), ``batch_size`` (negative: the file's), ``split``
+            (``'0-3,4-7'``: one output per range of functions, named
+            ``<output>_<start>_<end><ext>``),
             ``nnp_import_executor_index``, ``nnp_no_expand_network``, ``nnp_parameter_h5``,
             ``nnp_parameter_nntxt``, ``nnp_exclude_parameter``, ``nnp_version``,
             ``define_version`` (``'nnb_3'``, ``'opset_13'``), ``api``, ``settings``,
             ``default_variable_type``, ``ir_version``.
         ifiles (list of str): input files.
-        output (str): output file (or folder for NNP).
+        output (str): output file (or folder for NNP; the folder of the C sources for CSRC).
 
     Returns:
         bool: True when written.
