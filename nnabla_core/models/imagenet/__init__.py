@@ -4,6 +4,7 @@ from .alexnet import AlexNet  # noqa: F401
 from .densenet import DenseNet  # noqa: F401
 from .mobilenet import MobileNet, MobileNetV2  # noqa: F401
 from .nin import NIN  # noqa: F401
+from .resnext import ResNeXt, ResNeXt50, ResNeXt101  # noqa: F401
 from .senet import SENet  # noqa: F401
 from .vgg import VGG, VGG11, VGG13, VGG16  # noqa: F401
 from .xception import Xception  # noqa: F401

@@ -27,6 +27,7 @@ class ImageNetBase:
     _augmentation = "ImageAugmentationX"
     _pool_name = "AveragePooling"
     _dropouts = ()
+    _nnp_network = "Training"
 
     @property
     def category_names(self):
@@ -45,11 +46,11 @@ class ImageNetBase:
         """The default input shape ``(channels, height, width)``."""
         return self._input_size
 
-    def _load_nnp(self, stem, pretrained=None):
-        """Load ``imagenet/<stem>.nnp`` from the model home, downloading it from
-        ``<url base>imagenet/<stem>/<stem>.nnp`` when missing; nothing with
-        ``pretrained=False`` (or ``NNABLA_MODELS_PRETRAINED=0``)."""
-        rel_name, rel_url = f"{stem}.nnp", f"{stem}/{stem}.nnp"
+    def _load_nnp(self, stem, pretrained=None, rel_name=None):
+        """Load ``imagenet/<stem>.nnp`` (or ``imagenet/<rel_name>``) from the model home,
+        downloading it from ``<url base>imagenet/<stem>/<stem>.nnp`` when missing; nothing
+        with ``pretrained=False`` (or ``NNABLA_MODELS_PRETRAINED=0``)."""
+        rel_name, rel_url = rel_name or f"{stem}.nnp", f"{stem}/{stem}.nnp"
         self.pretrained = pretrained_from_env() if pretrained is None else bool(pretrained)
         self.nnp = None
         if not self.pretrained:
@@ -143,7 +144,7 @@ class ImageNetBase:
             for name in self._dropouts:
                 callback.remove_and_rewire(name.format(**self._format_dict()))
             callback.fix_parameters()
-        net = self.nnp.get_network("Training", batch_size=input_var.shape[0],
+        net = self.nnp.get_network(self._nnp_network, batch_size=input_var.shape[0],
                                    callback=callback)
         if returns_net:
             return net
@@ -156,8 +157,9 @@ class ImageNetBase:
     def _call_architecture(self, input_var, key_variable, training, force_global_pooling,
                            check_global_pooling, returns_net):
         pool = self._pool_name and self._pool_name.format(**self._format_dict())
+        reserved = {name.format(**self._format_dict()) for name in self._KEY_VARIABLE.values()}
         builder = Builder(training, key_variable,
-                          (pool, force_global_pooling, check_global_pooling))
+                          (pool, force_global_pooling, check_global_pooling), reserved=reserved)
         try:
             last = self._architecture(builder, input_var)
         except StopBuilding as stop:
@@ -167,8 +169,8 @@ class ImageNetBase:
                                f"variable {key_variable!r}")
         if not returns_net:
             return last
-        return BuiltNetwork({self._nnp_input: input_var}, {last.name: last},
-                            builder.variables)
+        outputs = {v.name: v for v in builder.aux_outputs + [last]}
+        return BuiltNetwork({self._nnp_input: input_var}, outputs, builder.variables)
 
     def _architecture(self, builder, x):
         raise NotImplementedError(

@@ -48,6 +48,9 @@ class ResNet(ImageNetBase):
         "lastconv+relu": "ReLU_25_RepeatStart_4[{index}]",
     }
 
+    _cardinality = 1   # groups of the bottleneck's 3x3 convolution
+    _width = 1         # its channels, as a multiple of the stage's base (64, 128, ...)
+
     def __init__(self, num_layers=18, pretrained=None):
         if num_layers not in _BLOCKS:
             raise ValueError(f"ResNet: num_layers must be chosen from {set(_BLOCKS)}; given "
@@ -100,14 +103,16 @@ class ResNet(ImageNetBase):
             shortcut = b.conv(_name("Convolution", short_n), x, out_maps, (1, 1), (0, 0),
                               stride, rep=rep)
             shortcut = b.bn(_name("BatchNormalization", short_n), shortcut, rep=rep)
+        mid = maps * self._width
         if bottleneck:
-            layers = (((1, 1), (0, 0), (1, 1), maps), ((3, 3), (1, 1), stride, maps),
-                      ((1, 1), (0, 0), (1, 1), out_maps))
+            layers = (((1, 1), (0, 0), (1, 1), mid, 1),
+                      ((3, 3), (1, 1), stride, mid, self._cardinality),
+                      ((1, 1), (0, 0), (1, 1), out_maps, 1))
         else:
-            layers = (((3, 3), (1, 1), stride, maps), ((3, 3), (1, 1), (1, 1), maps))
+            layers = (((3, 3), (1, 1), stride, maps, 1), ((3, 3), (1, 1), (1, 1), maps, 1))
         h = x
-        for j, ((kernel, pad, s, m), n) in enumerate(zip(layers, conv_ns)):
-            h = b.conv(_name("Convolution", n), h, m, kernel, pad, s, rep=rep)
+        for j, ((kernel, pad, s, m, group), n) in enumerate(zip(layers, conv_ns)):
+            h = b.conv(_name("Convolution", n), h, m, kernel, pad, s, group=group, rep=rep)
             h = b.bn(_name("BatchNormalization", n), h, rep=rep)
             if j < len(layers) - 1:
                 h = b.relu(_name("ReLU", relu_ns[j]), h, rep=rep)

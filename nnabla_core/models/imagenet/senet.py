@@ -1,18 +1,34 @@
-"""SENet (``nnabla.models.imagenet``)."""
+"""SENet-154 (``nnabla.models.imagenet.SENet``)."""
 from __future__ import annotations
 
 from .base import ImageNetBase
+from .resnet import _ADD, _REPEAT, _RELU_OUT
+
+_BLOCKS = (3, 8, 36, 3)
+_SE_POOL = (56, 28, 14, 7)   # spatial size of each stage at the 224x224 input
 
 
 class SENet(ImageNetBase):
-    """SENet (Hu et al., https://arxiv.org/abs/1709.01507), SENet-154, from nnabla's published file.
+    """SENet-154 (Hu et al., Squeeze-and-Excitation Networks,
+    https://arxiv.org/abs/1709.01507).
 
-    Keys of ``use_up_to``: ``'classifier'``, ``'pool'``, ``'lastconv'``, ``'lastconv+relu'``.
+    A ResNeXt-like network (64 groups) whose blocks rescale their channels by a
+    squeeze-and-excitation branch (average pooling, two 1x1 convolutions, sigmoid). The
+    squeeze poolings have the fixed size of the 224x224 input, so other sizes are refused
+    even with ``force_global_pooling`` (as with nnabla's published file).
+
+    Keys of ``use_up_to``:
+
+    * ``'classifier'`` (default): the final affine layer's output.
+    * ``'pool'``: the final global average pooling's output.
+    * ``'lastconv'``: the input of that pooling, before ReLU.
+    * ``'lastconv+relu'``: ``'lastconv'`` followed by ReLU.
 
     Args:
-        pretrained (bool, optional): load the published parameters (default: True unless
-            ``NNABLA_MODELS_PRETRAINED=0``); ``pretrained=False`` is not available for
-            this model yet (its architecture is not written here).
+        pretrained (bool, optional): load nnabla's published parameters
+            (``SENet-154.nnp``), downloading them when missing; False builds the same
+            architecture with fresh parameters. Default: the environment variable
+            ``NNABLA_MODELS_PRETRAINED`` (``0`` means False), else True.
     """
 
     _KEY_VARIABLE = {
@@ -21,9 +37,51 @@ class SENet(ImageNetBase):
         "lastconv": "Add2_7_RepeatStart_4[1]",
         "lastconv+relu": "ReLU_25_RepeatStart_4[1]",
     }
-    _nnp_input = "InputX"
-    _augmentation = "ImageAugmentationX"
-    _pool_name = 'AveragePooling'
-    _dropouts = ('Dropout',)
-
+    _dropouts = ("Dropout",)
     _published = "SENet-154"
+
+    def _architecture(self, b, x):
+        b.reserved.update(name for pair in _ADD + _RELU_OUT for name in pair)
+        h = x
+        for maps, stride in ((64, 2), (64, 1), (128, 1)):
+            h = b.conv(b.auto("Convolution"), h, maps, (3, 3), (1, 1), (stride, stride))
+            h = b.relu(b.auto("ReLU"), b.bn(b.auto("BatchNormalization"), h))
+        h = b.max_pool(b.auto("MaxPooling"), h, (3, 3), (2, 2), True, (1, 1))
+        for stage, n_blocks in enumerate(_BLOCKS):
+            stride = (1, 1) if stage == 0 else (2, 2)
+            h = self._block(b, h, stage, stride, None)
+            mark = b.mark()
+            for i in range(n_blocks - 1):
+                b.rewind(mark)
+                h = self._block(b, h, stage, (1, 1), (_REPEAT[stage], i))
+        h = b.avg_pool("AveragePooling", h, (7, 7), (7, 7), False)
+        h = b.dropout("Dropout", h, 0.2)
+        return b.affine("Affine", h, 1000)
+
+    @staticmethod
+    def _block(b, x, stage, stride, rep):
+        planes = 64 * 2 ** stage
+
+        def conv_bn(h, maps, kernel, pad, conv_stride=(1, 1), group=1):
+            h = b.conv(b.auto("Convolution"), h, maps, kernel, pad, conv_stride, group,
+                       rep=rep)
+            return b.bn(b.auto("BatchNormalization"), h, rep=rep)
+
+        shortcut = x
+        if rep is None:   # a 3x3 projection, but 1x1 in the first stage
+            k = 1 if stage == 0 else 3
+            shortcut = conv_bn(x, planes * 4, (k, k), (k // 2, k // 2), stride)
+        h = b.relu(b.auto("ReLU"), conv_bn(x, planes * 2, (1, 1), (0, 0)), rep=rep)
+        h = conv_bn(h, planes * 4, (3, 3), (1, 1), stride, group=64)
+        h = b.relu(b.auto("ReLU"), h, rep=rep)
+        h = conv_bn(h, planes * 4, (1, 1), (0, 0))
+        size = _SE_POOL[stage]
+        s = b.avg_pool(b.auto("AveragePooling"), h, (size, size), (size, size), rep=rep)
+        s = b.conv(b.auto("Convolution"), s, planes // 4, (1, 1), with_bias=True, rep=rep)
+        s = b.relu(b.auto("ReLU"), s, rep=rep)
+        s = b.conv(b.auto("Convolution"), s, planes * 4, (1, 1), with_bias=True, rep=rep)
+        s = b.sigmoid(b.auto("Sigmoid"), s, rep=rep)
+        h = b.mul2(b.auto("Mul2"), h, s, rep=rep)
+        which = 0 if rep is None else 1
+        h = b.add2(_ADD[stage][which], shortcut, h, rep=rep)
+        return b.relu(_RELU_OUT[stage][which], h, rep=rep)

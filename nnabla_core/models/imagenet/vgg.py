@@ -60,7 +60,7 @@ class VGG(ImageNetBase):
         return {"n": self.num_layers}
 
     def _architecture(self, b, x):
-        b.prefix = f"VGG{self.num_layers}/"
+        b.prefix = b.scope_prefix = f"VGG{self.num_layers}/"
         h = x
         for stage, numbers in enumerate(_CONVS[self.num_layers]):
             for number in numbers:
