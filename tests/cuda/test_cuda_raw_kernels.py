@@ -26,7 +26,7 @@ def _nvrtc_reason():
 def test_every_raw_kernel_source_compiles_with_nvrtc_for_every_target_arch():
     from nnabla_ext.cuda import check
     results = check.compile_all(ARCHS)
-    assert set(raw.sources()) == {"max_pooling_2d", "scatter_add_rows"}   # packaged
+    assert set(raw.sources()) == {"max_pooling_2d", "scatter_add_rows", "grid_sample"}
     assert {r[0] for r in results} == set(raw.sources()) and len(results) == 4 * len(
         raw.sources())
     assert [(r[0], r[2], r[4]) for r in results if r[4]] == []
@@ -38,8 +38,11 @@ def test_the_check_command_reports_kernels_and_function_coverage(capsys):
     from nnabla_ext.cuda import check
     assert check.main(["--arch", "80"]) == 0
     out = capsys.readouterr().out
-    assert "3 raw kernels in 2 sources, 1 architectures: 2 compiled, 0 failed" in out
-    assert "228 function types on 'cuda'" in out and "host-staged: ImageAugmentation" in out
+    assert "6 raw kernels in 3 sources, 1 architectures: 3 compiled, 0 failed" in out
+    assert "228 function types on 'cuda'" in out
+    assert "raw CUDA: Embed, ImageAugmentation, MaxPooling, WarpByGrid" in out
+    assert "cuTENSOR: Transpose" in out and "host draws: RandomErase" in out
+    assert "host-staged" not in out
 
 
 def test_a_broken_source_is_reported_not_raised(monkeypatch):

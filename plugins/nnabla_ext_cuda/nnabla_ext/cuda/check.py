@@ -71,15 +71,18 @@ def compile_all(archs=DEFAULT_ARCHS, compiler="nvrtc"):
 
 
 def coverage():
-    """``{function type: how the cuda table implements it}``: raw, composite, host setup,
-    host-staged or generic (the CPU plugin's xp code on CuPy)."""
-    from .kernels import CUDA_KERNELS, composite, host_setup, host_staged, raw
+    """``{function type: how the cuda table implements it}``: raw CUDA, cuTENSOR,
+    composite, host setup, host draws (random parameters drawn on the host, applied on the
+    device) or generic xp (the CPU plugin's xp code on CuPy)."""
+    from .kernels import CUDA_KERNELS, composite, host_setup, raw, sampling, stochastic
+    from .kernels import transpose
     kinds = {}
     for name in CUDA_KERNELS:
-        kinds[name] = ("raw CUDA" if name in raw.KERNELS else
+        kinds[name] = ("raw CUDA" if name in raw.KERNELS or name in sampling.KERNELS else
+                       "cuTENSOR" if name in transpose.KERNELS else
                        "composite" if name in composite.KERNELS else
                        "host setup" if name in host_setup.KERNELS else
-                       "host-staged" if name in host_staged.KERNELS else "generic xp")
+                       "host draws" if name in stochastic.KERNELS else "generic xp")
     return kinds
 
 
@@ -106,7 +109,8 @@ def main(argv=None):
           f"{len(failed)} failed")
     print(f"{len(kinds)} function types on 'cuda': " +
           ", ".join(f"{n} {k}" for k, n in counts.items()))
-    print("host-staged: " + ", ".join(sorted(n for n, k in kinds.items() if k == "host-staged")))
+    for kind in ("raw CUDA", "cuTENSOR", "host setup", "host draws"):
+        print(f"{kind}: " + ", ".join(sorted(n for n, k in kinds.items() if k == kind)))
     return 1 if failed else 0
 
 

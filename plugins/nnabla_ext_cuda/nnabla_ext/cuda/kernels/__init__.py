@@ -4,17 +4,19 @@ kernels where the generic code is not device-clean.
 ``CUDA_KERNELS = {**GENERIC, **OVERRIDES}``: :data:`nnabla_ext.cpu.kernels.GENERIC` is
 written against ``self.xp`` (numpy's API), which the engine sets to the CUDA namespace
 (CuPy, :mod:`nnabla_ext.cuda._namespace`). :data:`OVERRIDES` replaces the entries that are
-not device-clean: raw CUDA kernels (:mod:`.raw`; every source is compiled device-less by
-``python -m nnabla_ext.cuda.check``), composite kernels rebuilt from this table
-(:mod:`.composite`), kernels whose constant tables are built on the host once
-(:mod:`.host_setup`), and the host-staged ones (:mod:`.host_staged`).
+not device-clean: raw CUDA kernels (:mod:`.raw`, :mod:`.sampling`; every source is compiled
+device-less by ``python -m nnabla_ext.cuda.check``), composite kernels rebuilt from this
+table (:mod:`.composite`), kernels whose constant tables are built on the host once
+(:mod:`.host_setup`), random functions drawing on the host and writing on the device
+(:mod:`.stochastic`) and transposes by cuTENSOR (:mod:`.transpose`). No function copies its
+inputs through the host.
 """
 from __future__ import annotations
 
 from nnabla_ext.cpu.kernels import GENERIC
 
-from . import composite, host_setup, host_staged, raw
+from . import composite, host_setup, raw, sampling, stochastic, transpose
 
-OVERRIDES = {**host_staged.KERNELS, **host_setup.KERNELS, **composite.KERNELS,
-             **raw.KERNELS}
+OVERRIDES = {**host_setup.KERNELS, **composite.KERNELS, **raw.KERNELS, **sampling.KERNELS,
+             **stochastic.KERNELS, **transpose.KERNELS}
 CUDA_KERNELS = {**GENERIC, **OVERRIDES}
