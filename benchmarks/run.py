@@ -112,6 +112,8 @@ BENCHES = [
     "resnet18_dynamic") + _resnet18("resnet18_infer_b1") + [
     Bench("transformer_train", "bench_transformer.py", "transformer", 3, 1,
           targets=(("torch<=1.25", 10),), twin=True)] + [
+    Bench(name, "bench_nnp.py", "nnp", 5, 3, targets=(("ratio<=1.0", 8),))
+    for name in ("nnp_save", "nnp_load", "nnp_loader", "nnp_get_network")] + [
     Bench(name, "bench_functions.py", "functions", 3, 1, targets=(("torch<=1.25", 10),),
           twin=True) for name in FUNCTIONS]
 
@@ -323,7 +325,7 @@ def parse_args(argv=None):
     parser.add_argument("--only", nargs="+", metavar="NAME",
                         help="rows, their process cases (e.g. resnet18_train) or groups "
                              "(training, memory, dispatch, resnet, transformer, functions, "
-                             "workloads: the six of issue 10)")
+                             "nnp, workloads: the six of issue 10)")
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
     parser.add_argument("--threads", type=int,
                         help="set the OMP/OpenBLAS/MKL thread counts of every engine, "
