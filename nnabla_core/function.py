@@ -1,7 +1,9 @@
 """Function: a node of the computation graph bound to one kernel.
 
 ``Function`` objects are what ``Variable.parent`` returns. ``PythonFunction``
-lets users write functions in Python (see the reference's Mul2 example).
+lets users write functions in Python (see the reference's Mul2 example). The module also
+offers nnabla's low-level constructors, ``nnabla.function.Split(ctx, axis)`` and so on for
+every function type (:mod:`nnabla._function_instance`).
 """
 from __future__ import annotations
 
@@ -380,3 +382,23 @@ class PythonFunction:
 
     def __repr__(self):
         return f"<PythonFunction {self.name} at {hex(id(self))}>"
+
+
+def __getattr__(name):
+    """nnabla's low-level function instances: ``nnabla.function.Split(ctx, axis)`` and so
+    on for every function type (see :mod:`nnabla._function_instance`)."""
+    from ._spec import SPECS
+
+    spec = SPECS.get(name)
+    if spec is None:
+        raise AttributeError(f"module 'nnabla.function' has no attribute {name!r}")
+    from ._function_instance import constructor
+
+    make = globals()[name] = constructor(spec)
+    return make
+
+
+def __dir__():
+    from ._spec import SPECS
+
+    return sorted(set(globals()) | set(SPECS))
