@@ -218,3 +218,75 @@ def spectral_norm(w, dim=0, itr=1, eps=1e-12, test=False, u_init=None, fix_param
         u_init = NormalInitializer()
     u = get_parameter_or_create("u", (w.shape[dim],), u_init, False, False)
     return F.spectral_norm(w, u, dim=dim, itr=itr, eps=eps, test=test)
+
+
+def _unit(x, eps):
+    """``x`` divided by its L2 norm (with ``eps`` under the root)."""
+    return x / (F.sum(x ** 2.0, keepdims=True) + eps) ** 0.5
+
+
+@parametric_function_api("spectral-norm", [
+    ("W_sn", "Spectral normalized weight", "w.shape", False),
+    ("u", "Singular vector", "(w.shape[dim],)", False)])
+def _spectral_norm_v1(w, dim=0, itr=1, eps=1e-12, test=False, u_init=None,
+                      fix_parameters=True):
+    """Spectral normalization built from elementary functions (nnabla's first version).
+
+    The graph runs the power iteration with ``F.affine``, writes the new singular vector
+    into the parameter ``u`` and the result into the parameter ``W_sn`` (both persistent
+    outputs), and holds the iteration's vectors constant in backward, as
+    ``F.spectral_norm`` does. With ``test=True`` it returns the parameter ``W_sn`` (what
+    the last training-mode forward stored). ``PF.spectral_norm`` is the one-function
+    version; this one serves as its reference.
+
+    Args:
+        w (nnabla.Variable): Weight; ``dim`` is its output axis.
+        dim (int): Output axis, ``0 <= dim < w.ndim``.
+        itr (int): Power-iteration steps (> 0).
+        eps (float): Added under the square root of each norm (> 0).
+        test (bool): Return the stored ``W_sn`` instead of computing it.
+        u_init (nnabla.initializer.BaseInitializer or numpy.ndarray, optional): Initial
+            ``u`` (default: standard normal).
+        fix_parameters (bool): Unused (both parameters never take gradients).
+
+    Returns:
+        nnabla.Variable: The spectrally normalized weight, of ``w``'s shape.
+    """
+    shape = tuple(w.shape)
+    if not isinstance(dim, int) or not 0 <= dim < len(shape):
+        raise ValueError(f"PF._spectral_norm_v1: argument 'dim' is {dim!r}; expected an int "
+                         f"with 0 <= dim < {len(shape)} (w.shape={shape})")
+    if not isinstance(itr, int) or itr <= 0:
+        raise ValueError(f"PF._spectral_norm_v1: argument 'itr' is {itr!r}; expected an int "
+                         "> 0")
+    if not eps > 0:
+        raise ValueError(f"PF._spectral_norm_v1: argument 'eps' is {eps!r}; expected > 0")
+    w_sn_param = get_parameter_or_create("W_sn", shape, ConstantInitializer(0), False, False)
+    if u_init is None:
+        u_init = NormalInitializer()
+    u_param = get_parameter_or_create("u", (shape[dim],), u_init, False, False)
+    if test:
+        return w_sn_param
+    rows = shape[dim]
+    order = [dim] + [i for i in range(len(shape)) if i != dim]
+    moved = F.transpose(w, order) if dim else w
+    cols = 1
+    for s in shape:
+        cols *= s
+    cols //= rows
+    mat = F.reshape(moved, (rows, cols), inplace=False)          # (out, in)
+    u = F.reshape(u_param, (1, rows), inplace=False)
+    for _ in range(itr):
+        v = F.reshape(_unit(F.affine(u, mat), eps), (cols, 1), inplace=False)   # mat^T u
+        u = F.reshape(_unit(F.affine(mat, v), eps), (1, rows), inplace=False)   # mat v
+    u = F.identity(F.reshape(u, (rows,), inplace=False), outputs=[u_param.data])
+    u.persistent = True
+    u.need_grad = False
+    v.need_grad = False
+    sigma = F.affine(F.reshape(u, (1, rows), inplace=False), F.affine(mat, v))   # u^T mat v
+    w_sn = F.reshape(mat / sigma, tuple(shape[i] for i in order), inplace=False)
+    if dim:
+        w_sn = F.transpose(w_sn, [order.index(i) for i in range(len(shape))])
+    w_sn = F.identity(w_sn, outputs=[w_sn_param.data])
+    w_sn.persistent = True
+    return w_sn
