@@ -38,6 +38,7 @@ from ._parametric.layers import (
     prelu,
 )
 from ._parametric.normalization import (
+    _spectral_norm_v1,  # noqa: F401 (private, as nnabla ships it: the composite reference)
     batch_normalization,
     fused_batch_normalization,
     group_normalization,
