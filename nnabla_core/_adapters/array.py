@@ -62,11 +62,23 @@ def split(x, axis=0):
     Returns:
         tuple of ~nnabla.Variable: always a tuple, even of one element.
 
+    Raises:
+        RuntimeError: as nnabla, when ``x.shape[axis]`` is 0 (no output) or an axis
+            after ``axis`` has size 0 (empty pieces).
+
     >>> import numpy as np, nnabla as nn, nnabla.functions as F
     >>> a = nn.NdArray.from_numpy_array(np.zeros((2, 3), np.float32))
     >>> [y.shape for y in F.split(a, axis=1)]
     [(2,), (2,), (2,)]
     """
+    shape = getattr(x, "shape", None)
+    if isinstance(shape, tuple) and isinstance(axis, numbers.Integral) \
+            and -len(shape) <= axis < len(shape):
+        ax = int(axis) % len(shape)
+        if shape[ax] == 0 or 0 in shape[ax + 1:]:
+            raise RuntimeError(f"F.split: input 'x' of shape {shape} split on axis {axis}; "
+                               "expected a non-zero size on that axis and after it (nnabla "
+                               "splits no empty pieces)")
     return call_function("Split", x, axis=axis)
 
 

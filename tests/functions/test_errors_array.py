@@ -3,6 +3,8 @@
 Shape errors come from shape inference (no kernel runs); index errors come from
 the kernels, which must never read outside their input.
 """
+import re
+
 import numpy as np
 import pytest
 from nnabla.testing.function_cases import Case, Fixed, Normal
@@ -141,3 +143,14 @@ def test_one_hot_wraps_negative_indices_and_zeroes_rows_out_of_range_as_nnabla()
     expected[0, 1, 1] = 1          # -1 on an axis of size 2 is 1
     expected[2, 0, 1] = 1          # -3 on an axis of size 3 is 0; row 1 (index 3) stays zero
     np.testing.assert_array_equal(y, expected)
+
+
+@pytest.mark.parametrize("shape, axis", [((1, 6, 0), 1), ((2, 0, 3), 0), ((2, 3, 0), 2)])
+def test_split_of_empty_pieces_raises_as_nnabla(shape, axis):
+    # nnabla 1.39 raises RuntimeError ("Zero is specified as the input value" or "needs at
+    # least 2 outputs") for these; an empty leading axis is fine there and here.
+    import nnabla as nn
+    import nnabla.functions as F
+    with pytest.raises(RuntimeError, match=re.escape(f"F.split: input 'x' of shape {shape}")):
+        F.split(nn.Variable(shape), axis=axis)
+    assert [y.shape for y in F.split(nn.Variable((0, 2, 3)), axis=1)] == [(0, 3), (0, 3)]
