@@ -20,6 +20,7 @@ from .graph_converter import FunctionModifier, GraphConverter
 from .identity import IdentityModifier
 from .no_grad import NoGradModifier
 from .prune import PruningModifier
+from .quantize import QuantizeNonQNNToRecordingModifier, QuantizeRecordingToTrainingModifier
 from .remove_function import RemoveFunctionModifier
 from .test_mode import TestModeModifier
 from .unfused_batch_normalization import UnfusedBatchNormalizationModifier
@@ -29,6 +30,7 @@ __all__ = [
     "BatchNormalizationFoldingModifierInner", "BatchNormalizationFoldingOppositeModifierInner",
     "BatchNormalizationSelfFoldingModifier", "ChannelFirstModifier", "ChannelLastModifier",
     "FunctionModifier", "FusedBatchNormalizationModifier", "GraphConverter",
-    "IdentityModifier", "NoGradModifier", "PruningModifier", "RemoveFunctionModifier",
+    "IdentityModifier", "NoGradModifier", "PruningModifier", "QuantizeNonQNNToRecordingModifier",
+    "QuantizeRecordingToTrainingModifier", "RemoveFunctionModifier",
     "TestModeModifier", "UnfusedBatchNormalizationModifier",
 ]
