@@ -4,6 +4,7 @@ and :func:`getitem`, the indexing behind ``Variable[key]`` and ``NdArray[key]``.
 from __future__ import annotations
 
 import numbers
+import operator
 
 import numpy as np
 from nnabla._dispatch import call_function
@@ -186,10 +187,12 @@ def _expand_ellipsis(key, ndim):
 
 
 def _slice_bounds(k, n):
-    """(start, stop, step) for Slice; a negative step running past 0 stops at -n-1."""
-    start, stop, step = k.indices(n)
-    if step < 0 and stop < 0:
-        stop = -n - 1
+    """(start, stop, step) for Slice, as nnabla records them: given bounds as given (Slice
+    reads them with Python's rules), absent ones the ends the step runs from and to (0 and
+    n forward, -1 and -n-1 backward)."""
+    step = 1 if k.step is None else operator.index(k.step)
+    start = (0 if step > 0 else -1) if k.start is None else operator.index(k.start)
+    stop = (n if step > 0 else -n - 1) if k.stop is None else operator.index(k.stop)
     return start, stop, step
 
 

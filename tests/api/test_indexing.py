@@ -88,3 +88,36 @@ def test_bad_keys_raise(key, error):
     x = nn.NdArray.from_numpy_array(np.zeros((3, 4), np.float32))
     with pytest.raises(error):
         x[key]
+
+
+# The Slice arguments nnabla 1.39 records for a basic key (given bounds kept as given,
+# absent ones the step's ends); values as nnabla 1.39 prints them.
+SLICE_ARGUMENTS = [
+    ((slice(None, None, -1), slice(None, -6, -1)), ([-1, -1], [-11, -6], [-1, -1])),
+    ((slice(-3, None), slice(2, -1)), ([-3, 2], [10, -1], [1, 1])),
+    ((slice(5, None, -1), slice(None, None, -3)), ([5, -1], [-11, -11], [-1, -3])),
+    ((-1, slice(None, 5)), ([9, 0], [10, 5], [1, 1])),
+]
+
+
+@pytest.mark.parametrize("key, want", SLICE_ARGUMENTS, ids=repr)
+def test_basic_keys_record_nnabla_slice_arguments_and_read_as_numpy(key, want):
+    a = np.arange(100, dtype=np.float32).reshape(10, 10)
+    x = nn.Variable.from_numpy_array(a)
+    y = x[key]
+    f = y.parent if y.parent.info.type_name == "Slice" else y.parent.inputs[0].parent
+    assert f.arguments == dict(zip(("start", "stop", "step"), want))
+    y.forward()
+    np.testing.assert_array_equal(y.d, a[key])
+
+
+def test_out_of_range_slice_bounds_clip_as_numpy():
+    # Deliberate difference: nnabla 1.39 pads out-of-range bounds with zeros (x[-20:20]
+    # of 10 elements has 20); here they clip as in numpy and Python.
+    a = np.arange(10, dtype=np.float32)
+    x = nn.Variable.from_numpy_array(a)
+    for key in (slice(-20, 20), slice(20, -20, -1), slice(-20, 20, 3)):
+        y = x[key]
+        assert y.parent.arguments["start"] == [key.start]
+        y.forward()
+        np.testing.assert_array_equal(y.d, a[key])
