@@ -2,6 +2,8 @@
 from .resnet import ResNet, ResNet18, ResNet34, ResNet50, ResNet101, ResNet152  # noqa: F401
 from .alexnet import AlexNet  # noqa: F401
 from .densenet import DenseNet  # noqa: F401
+from .googlenet import GoogLeNet  # noqa: F401
+from .inception import InceptionV3  # noqa: F401
 from .mobilenet import MobileNet, MobileNetV2  # noqa: F401
 from .nin import NIN  # noqa: F401
 from .resnext import ResNeXt, ResNeXt50, ResNeXt101  # noqa: F401

@@ -157,9 +157,8 @@ class ImageNetBase:
     def _call_architecture(self, input_var, key_variable, training, force_global_pooling,
                            check_global_pooling, returns_net):
         pool = self._pool_name and self._pool_name.format(**self._format_dict())
-        reserved = {name.format(**self._format_dict()) for name in self._KEY_VARIABLE.values()}
         builder = Builder(training, key_variable,
-                          (pool, force_global_pooling, check_global_pooling), reserved=reserved)
+                          (pool, force_global_pooling, check_global_pooling))
         try:
             last = self._architecture(builder, input_var)
         except StopBuilding as stop:

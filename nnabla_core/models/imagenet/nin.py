@@ -47,6 +47,7 @@ class NIN(ImageNetBase):
 
     def _architecture(self, b, x):
         b.prefix = b.scope_prefix = "NIN/"
+        b.reserved.update(("NIN/Convolution_3", "NIN/ReLU_3"))   # the 1000-channel layer's
         h = x
         for index, (maps, kernel, stride, pad) in enumerate(_BLOCKS):
             last = index == len(_BLOCKS) - 1
