@@ -1,15 +1,25 @@
-"""The cuDNN backend's kernels: convolutions through cuDNN frontend graphs.
+"""The cuDNN backend's kernels: convolutions and batch normalization through cuDNN frontend
+graphs, pooling and softmax through cuDNN's descriptor API.
 
-Each kernel subclasses the generic kernel of its function (so its arguments, shapes and,
-on the emulation, its arithmetic are the CPU plugin's) and, on a GPU, runs the cached
-cuDNN plan of its descriptor (:mod:`.graphs`). Functions without a kernel here resolve to
-the next backend of the context (``cuda``), as in nnabla.
+Each kernel subclasses the CUDA backend's kernel of its function (so its arguments, shapes
+and, on the emulation, its arithmetic are the ``cuda`` backend's) and, on a GPU, runs the
+cached cuDNN plan or descriptor of its shapes (:mod:`.graphs`, :mod:`.norm_graphs`,
+:mod:`.legacy`). On the emulation the plans and descriptors are still built (device-less),
+then the ``cuda`` computation runs. Functions without a kernel here resolve to the next
+backend of the context (``cuda``), as in nnabla.
 """
 from __future__ import annotations
 
-from nnabla_ext.cpu.kernels import GENERIC
+import logging
+import math
 
-from . import graphs
+import numpy as np
+from nnabla_ext.cpu.kernels import GENERIC
+from nnabla_ext.cuda.kernels import CUDA_KERNELS
+
+from . import graphs, legacy, norm_graphs
+
+logger = logging.getLogger(__name__)
 
 
 def _device_layer():
@@ -168,4 +178,276 @@ class Deconvolution(_CudnnConvolutionBase, GENERIC["Deconvolution"]):
         return grads
 
 
-CUDNN_KERNELS = {"Convolution": Convolution, "Deconvolution": Deconvolution}
+def _dtype_name(kernel):
+    return "half" if kernel.storage_dtype is not None else "float"
+
+
+def _current_device(rt):
+    return rt.cupy.cuda.Device().id
+
+
+class _Legacy:
+    """Shared by pooling and softmax: one cached descriptor per instance, or ``None`` where
+    cuDNN cannot take the shapes (then the ``cuda`` kernel runs)."""
+
+    def legacy_key(self, device):
+        raise NotImplementedError
+
+    def legacy_descriptor(self):
+        """The cached descriptor; ``None`` when cuDNN declines these shapes, or on the
+        emulation without libcudnn."""
+        if "_legacy" not in self.__dict__:
+            rt = _device_layer()
+            ok, reason = legacy.available()
+            desc = None
+            if ok:
+                try:
+                    desc = legacy.descriptor(self.legacy_key(_current_device(rt)))
+                except legacy.CudnnLibraryError as e:
+                    logger.info("%s runs on cuda: %s", self.spec.name, e)
+            elif not rt.emulated:
+                raise legacy.CudnnLibraryError(reason)
+            self._legacy = desc
+        return self._legacy
+
+    def legacy_run(self):
+        """The descriptor when it can execute (a device), else ``None``."""
+        desc = self.legacy_descriptor()
+        if desc is None or _device_layer().emulated:
+            return None
+        return desc
+
+    def legacy_handle(self, desc):
+        return legacy.handle(desc.key.device, self.xp.cupy.cuda.get_current_stream().ptr)
+
+    def io(self, a):
+        dtype = self.xp.float16 if self.storage_dtype is not None else self.xp.float32
+        return self.xp.ascontiguousarray(a.astype(dtype, copy=False))
+
+
+class _CudnnPooling(_Legacy):
+    """Max, average and sum pooling by ``cudnnPoolingForward``/``Backward``."""
+
+    window_scale = False        # SumPooling: the average times the window size
+
+    @classmethod
+    def accepts(cls, args):
+        if args.get("ignore_border") is False:
+            return "cuDNN pools whole windows only (ignore_border=False)"
+        kernel = args.get("kernel")
+        if kernel is not None and not 1 <= len(kernel) <= 3:
+            return f"cuDNN pools 1 to 3 spatial axes; given {len(kernel)}"
+        return None
+
+    def cudnn_mode(self):
+        raise NotImplementedError
+
+    def legacy_key(self, device):
+        return legacy.pooling_key(device, _dtype_name(self), self.cudnn_mode(),
+                                  self.in_shapes[0], self.out_shapes[0], self.kernel,
+                                  self.pad, self.stride, self.channel_last)
+
+    def forward(self, xs):
+        desc = self.legacy_run()
+        if desc is None:
+            return super().forward(xs)
+        xp = self.xp
+        x = self.io(xs[0])
+        y = xp.empty(self.out_shapes[0], dtype=x.dtype)
+        legacy.pooling_forward(self.legacy_handle(desc), desc, x, y)
+        self._pooled = y
+        y = y.astype(xp.float32)
+        return (y * math.prod(self.kernel) if self.window_scale else y,)
+
+    def backward(self, xs, ys, dys, propagate_down):
+        desc = self.legacy_run()
+        if desc is None:
+            return super().backward(xs, ys, dys, propagate_down)
+        if not propagate_down[0]:
+            return [None]
+        xp = self.xp
+        x = self.io(xs[0])
+        y = self.__dict__.get("_pooled")
+        if y is None:
+            y = xp.empty(self.out_shapes[0], dtype=x.dtype)
+            legacy.pooling_forward(self.legacy_handle(desc), desc, x, y)
+        dy = dys[0] * math.prod(self.kernel) if self.window_scale else dys[0]
+        dx = xp.empty(self.in_shapes[0], dtype=x.dtype)
+        legacy.pooling_backward(self.legacy_handle(desc), desc, y, self.io(dy), x, dx)
+        return [dx.astype(xp.float32)]
+
+
+class MaxPooling(_CudnnPooling, CUDA_KERNELS["MaxPooling"]):
+    """Max pooling by cuDNN (deterministic backward under NNABLA_CUDNN_DETERMINISTIC)."""
+
+    def cudnn_mode(self):
+        from . import config
+        return (legacy.POOL_MAX_DETERMINISTIC if config.settings().deterministic
+                else legacy.POOL_MAX)
+
+
+class AveragePooling(_CudnnPooling, CUDA_KERNELS["AveragePooling"]):
+    """Average pooling by cuDNN, counting the padding or not as ``including_pad`` says."""
+
+    def cudnn_mode(self):
+        return (legacy.POOL_AVG_INCLUDE_PAD if self.including_pad
+                else legacy.POOL_AVG_EXCLUDE_PAD)
+
+
+class SumPooling(_CudnnPooling, CUDA_KERNELS["SumPooling"]):
+    """Sum pooling: cuDNN's padding-counting average times the window size."""
+
+    window_scale = True
+
+    def cudnn_mode(self):
+        return legacy.POOL_AVG_INCLUDE_PAD
+
+
+class _CudnnSoftmax(_Legacy):
+    """Softmax over one axis by ``cudnnSoftmaxForward``/``Backward`` on the
+    (outer, axis, inner, 1) view."""
+
+    algorithm = legacy.SOFTMAX_ACCURATE
+
+    def legacy_key(self, device):
+        shape = self.in_shapes[0]
+        return legacy.softmax_key(device, _dtype_name(self), self.algorithm, shape,
+                                  self.axis % len(shape))
+
+    def forward(self, xs):
+        desc = self.legacy_run()
+        if desc is None:
+            return super().forward(xs)
+        x = self.io(xs[0])
+        y = self.xp.empty(x.shape, dtype=x.dtype)
+        legacy.softmax_forward(self.legacy_handle(desc), desc, x, y)
+        return (y.astype(self.xp.float32),)
+
+    def backward(self, xs, ys, dys, propagate_down):
+        desc = self.legacy_run()
+        if desc is None:
+            return super().backward(xs, ys, dys, propagate_down)
+        if not propagate_down[0]:
+            return [None]
+        y, dy = self.io(ys[0]), self.io(dys[0])
+        dx = self.xp.empty(y.shape, dtype=y.dtype)
+        legacy.softmax_backward(self.legacy_handle(desc), desc, y, dy, dx)
+        return [dx.astype(self.xp.float32)]
+
+
+class Softmax(_CudnnSoftmax, CUDA_KERNELS["Softmax"]):
+    """Softmax by cuDNN's accurate (max-subtracting) algorithm."""
+
+
+class LogSoftmax(_CudnnSoftmax, CUDA_KERNELS["LogSoftmax"]):
+    """Log-softmax by cuDNN's log algorithm."""
+
+    algorithm = legacy.SOFTMAX_LOG
+
+
+class BatchNormalization(CUDA_KERNELS["BatchNormalization"]):
+    """Batch normalization over one axis by cuDNN frontend graphs: batch statistics with
+    the running statistics updated (``train``), running statistics (``infer``) and the
+    gradients of ``train`` (``backward``). Other cases (several axes, absent parameters,
+    the statistics as outputs) run on cuda."""
+
+    BETA, GAMMA = 1, 2
+
+    def cudnn_usable(self, xs):
+        return (len(self.axes) == 1 and len(self.out_shapes) == 1 and len(xs) == 5
+                and all(a is not None for a in xs))
+
+    def norm_plan(self, mode):
+        """The cached plan of ``mode`` where it executes; ``None`` on the emulation (after
+        constructing the graph) or without the frontend there."""
+        cudnn, rt = cudnn_module(), _device_layer()
+        if cudnn is None:
+            if not rt.emulated:
+                raise RuntimeError("the cudnn backend needs the cuDNN frontend: "
+                                   "pip install nvidia-cudnn-frontend nvidia-cudnn-cu13")
+            return None
+        shape = self.in_shapes[0]
+        desc = norm_graphs.descriptor(_current_device(rt), _dtype_name(self), mode, shape,
+                                      self.axes[0] % len(shape))
+        p = norm_graphs.plan(cudnn, desc, not rt.emulated)
+        return p if p.finalized else None
+
+    def _stat(self, a):
+        return self.xp.ascontiguousarray(a.astype(self.xp.float32, copy=False)).reshape(
+            1, -1, 1, 1)
+
+    def _execute(self, p, arrays):
+        xp = self.xp
+        workspace = xp.empty(p.workspace_size, dtype=xp.uint8)
+        p.graph.execute({p.tensors[r]: a for r, a in arrays.items()}, workspace,
+                        handle=graphs.handle(cudnn_module(), p.desc.device))
+
+    def forward(self, xs):
+        self._saved = None
+        if not self.cudnn_usable(xs):
+            return super().forward(xs)
+        p = self.norm_plan("train" if self.batch_stat else "infer")
+        if p is None:
+            return super().forward(xs)
+        xp = self.xp
+        x = xp.ascontiguousarray(xs[0].astype(xp.float16 if p.desc.dtype == "half"
+                                              else xp.float32, copy=False))
+        y = xp.empty(x.shape, dtype=x.dtype)
+        beta, gamma = self._stat(xs[self.BETA]), self._stat(xs[self.GAMMA])
+        mean, var = xs[self.MEAN], xs[self.VARIANCE]
+        if self.batch_stat:
+            c = p.desc.channels
+            saved_mean, saved_inv = (xp.empty((1, c, 1, 1), dtype=xp.float32)
+                                     for _ in range(2))
+            next_mean, next_var = (xp.empty((1, c, 1, 1), dtype=xp.float32)
+                                   for _ in range(2))
+            self._execute(p, {"x": x, "scale": gamma, "bias": beta,
+                              "running_mean": self._stat(mean),
+                              "running_var": self._stat(var),
+                              "eps": np.full((1, 1, 1, 1), self.eps, np.float32),
+                              "momentum": np.full((1, 1, 1, 1), 1 - self.decay_rate,
+                                                  np.float32),
+                              "y": y, "mean": saved_mean, "inv_var": saved_inv,
+                              "next_mean": next_mean, "next_var": next_var})
+            mean[...] = next_mean.reshape(mean.shape)
+            var[...] = next_var.reshape(var.shape)
+            self._saved = (saved_mean, saved_inv)
+        else:
+            inv = 1.0 / xp.sqrt(self._stat(var) + np.float32(self.eps))
+            self._execute(p, {"x": x, "mean": self._stat(mean), "inv_var": inv,
+                              "scale": gamma, "bias": beta, "y": y})
+        return (y.astype(xp.float32),)
+
+    def backward(self, xs, ys, dys, propagate_down):
+        saved = self.__dict__.get("_saved")
+        wanted_stats = any(propagate_down[i] for i in (self.MEAN, self.VARIANCE)
+                           if i < len(propagate_down))
+        if saved is None or not self.batch_stat or wanted_stats:
+            return super().backward(xs, ys, dys, propagate_down)
+        p = self.norm_plan("backward")
+        if p is None:
+            return super().backward(xs, ys, dys, propagate_down)
+        xp = self.xp
+        io = xp.float16 if p.desc.dtype == "half" else xp.float32
+        x = xp.ascontiguousarray(xs[0].astype(io, copy=False))
+        dy = xp.ascontiguousarray(dys[0].astype(io, copy=False))
+        dx = xp.empty(x.shape, dtype=io)
+        c = p.desc.channels
+        dscale, dbias = (xp.empty((1, c, 1, 1), dtype=xp.float32) for _ in range(2))
+        self._execute(p, {"x": x, "dy": dy, "scale": self._stat(xs[self.GAMMA]),
+                          "mean": saved[0], "inv_var": saved[1], "dx": dx,
+                          "dscale": dscale, "dbias": dbias})
+        grads = [None] * len(xs)
+        if propagate_down[0]:
+            grads[0] = dx.astype(xp.float32)
+        if propagate_down[self.BETA]:
+            grads[self.BETA] = dbias.reshape(xs[self.BETA].shape)
+        if propagate_down[self.GAMMA]:
+            grads[self.GAMMA] = dscale.reshape(xs[self.GAMMA].shape)
+        return grads
+
+
+CUDNN_KERNELS = {"Convolution": Convolution, "Deconvolution": Deconvolution,
+                 "MaxPooling": MaxPooling, "AveragePooling": AveragePooling,
+                 "SumPooling": SumPooling, "Softmax": Softmax, "LogSoftmax": LogSoftmax,
+                 "BatchNormalization": BatchNormalization}
