@@ -50,3 +50,39 @@ def test_raw_kernels_compile_and_load_on_the_device():
     out = _run("-c", "import cupy; from nnabla_ext.cuda.kernels import raw\n"
                      "for s in raw.sources(): raw.module(cupy, s)")
     assert out.returncode == 0, out.stderr
+
+
+DEVICE_PATHS = """
+import numpy as np, nnabla as nn, nnabla.functions as F
+from nnabla.ext_utils import get_extension_context
+from nnabla_ext.cuda.kernels import transpose
+from nnabla_ext.cudnn import legacy, norm_graphs
+rng = np.random.RandomState(0)
+x = rng.randn(4, 3, 8, 8).astype(np.float32)
+outs = []
+for name in ("cpu", "cudnn"):
+    with nn.context_scope(get_extension_context(name)):
+        xv = nn.Variable.from_numpy_array(x, need_grad=True)
+        mean = nn.Variable.from_numpy_array(np.zeros((1, 3, 1, 1)))
+        var = nn.Variable.from_numpy_array(np.ones((1, 3, 1, 1)))
+        beta = nn.Variable.from_numpy_array(np.zeros((1, 3, 1, 1)), need_grad=True)
+        gamma = nn.Variable.from_numpy_array(np.ones((1, 3, 1, 1)), need_grad=True)
+        h = F.batch_normalization(xv, beta, gamma, mean, var, batch_stat=True)
+        h = F.softmax(F.average_pooling(F.max_pooling(h, (2, 2)), (2, 2)), axis=1)
+        y = F.sum(F.transpose(h, (0, 2, 3, 1)) ** 2)
+        y.forward()
+        y.backward()
+        outs.append([y.d.copy(), xv.g.copy(), mean.d.copy(), var.d.copy()])
+for a, b in zip(*outs):
+    np.testing.assert_allclose(a, b, rtol=2e-3, atol=1e-4)
+assert transpose.COUNTS["strided_copies"] == 0 and transpose.COUNTS["handles"] == 1, \\
+    transpose.COUNTS
+assert legacy.COUNTS["handles"] == 1 and norm_graphs.COUNTS["finalized"] >= 2, \\
+    (legacy.COUNTS, norm_graphs.COUNTS)
+print("ok")
+"""
+
+
+def test_cutensor_and_cudnn_paths_execute_on_the_device_and_match_the_cpu():
+    out = _run("-c", DEVICE_PATHS)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stdout[-3000:] + out.stderr[-3000:]
