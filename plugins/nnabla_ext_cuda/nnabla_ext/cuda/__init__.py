@@ -30,7 +30,8 @@ TYPE_CONFIGS = {
     "half": ["cuda:half", "cuda:float", "cpu:float"],
     "mixed_half": ["cuda:mixed_half", "cuda:float", "cpu:float"],
 }
-_array_classes = list(DEFAULT_ARRAY_CLASSES)
+# The class a prefer_* call of this module put first (None: the core's order alone).
+_preferred = {"name": None}
 
 
 def available():
@@ -96,7 +97,11 @@ def context(device_id="0", type_config="float", **kw):
                          f"{type_config!r}; expected one of {sorted(TYPE_CONFIGS)}")
     use_device(device_id)
     from nnabla import Context
-    return Context(backend=list(TYPE_CONFIGS[type_config]), array_class=_array_classes[0],
+    name = array_classes()[0]
+    from . import memory
+    if memory.current() is not None and memory.current() != name:
+        memory.use_array_class(name)    # nn.prefer_cached_array changed the order since
+    return Context(backend=list(TYPE_CONFIGS[type_config]), array_class=name,
                    device_id=str(device_id))
 
 
@@ -142,20 +147,39 @@ def memory_cache_stats():
 
 
 def array_classes():
-    """The CUDA array class names, the preferred (the contexts' default) first."""
-    return list(_array_classes)
+    """The CUDA array class names, the preferred (the contexts' default) first.
+
+    The order is the core's (``nnabla.array_classes('cuda')``: the declared order, with
+    ``nnabla.prefer_cached_array`` putting the memory-pooled classes first or last), with
+    the class chosen by this module's ``prefer_*`` functions moved to the front.
+    """
+    import nnabla
+    try:
+        names = nnabla.array_classes("cuda")
+    except ValueError:          # the plugin is not registered (autoload off): declared order
+        names = list(DEFAULT_ARRAY_CLASSES)
+    chosen = _preferred["name"]
+    if chosen is not None:
+        names.remove(chosen)
+        names.insert(0, chosen)
+    return names
 
 
 def _prefer(name):
-    _array_classes.remove(name)
-    _array_classes.insert(0, name)
+    _preferred["name"] = name
     from . import memory
     memory.use_array_class(name)
 
 
 def prefer_cached_array(prefer=True):
-    """Prefer (or not) the caching pool's array class for new contexts."""
-    _prefer("CudaCachedArray" if prefer else "CudaArray")
+    """Prefer (or not) the memory-pooled array classes: ``nnabla.prefer_cached_array``,
+    which also orders the other backends' classes; a class chosen by another ``prefer_*``
+    function of this module no longer comes first."""
+    import nnabla
+    nnabla.prefer_cached_array(prefer)
+    _preferred["name"] = None
+    from . import memory
+    memory.use_array_class(array_classes()[0])
 
 
 def prefer_cuda_cached_array():
@@ -174,7 +198,10 @@ def prefer_cpu_pinned_array():
 
 
 def reset_array_preference():
-    """Back to nnabla's default order (``CudaCachedArray`` first)."""
-    _array_classes[:] = DEFAULT_ARRAY_CLASSES
+    """Back to nnabla's default order (``CudaCachedArray`` first): forgets this module's
+    ``prefer_*`` choice and ``nnabla.prefer_cached_array`` (``nnabla.reset_array_preference``)."""
+    import nnabla
+    nnabla.reset_array_preference()
+    _preferred["name"] = None
     from . import memory
-    memory.use_array_class(_array_classes[0])
+    memory.use_array_class(array_classes()[0])
