@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 
 import numpy as np
 
@@ -247,15 +248,20 @@ class Device:
 
 
 class Stream:
-    """An emulated stream (everything is synchronous)."""
+    """An emulated stream (everything is synchronous); ``ptr`` 0 is the null stream."""
 
     null = None
+    _count = 0
 
     def __init__(self, null=False, non_blocking=False, ptds=False):
-        pass
+        Stream._count += 1
+        self.ptr = 0 if null else Stream._count
 
     def synchronize(self):
         pass
+
+    def wait_event(self, event):
+        """Work queued later waits for ``event`` (already complete when emulated)."""
 
     def use(self):
         return self
@@ -271,11 +277,27 @@ Stream.null = Stream(null=True)
 
 
 class Event:
+    """An emulated event: ``record`` notes the host time (work is synchronous)."""
+
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        self.time = None
+
     def record(self, stream=None):
-        pass
+        self.time = time.perf_counter()
 
     def synchronize(self):
         pass
+
+    @property
+    def done(self):
+        return True
+
+
+def get_elapsed_time(start_event, end_event):
+    """Milliseconds between two recorded events."""
+    if start_event.time is None or end_event.time is None:
+        raise RuntimeError("cudaErrorInvalidResourceHandle: an event was not recorded")
+    return (end_event.time - start_event.time) * 1000.0
 
 
 def get_current_stream():
@@ -295,6 +317,12 @@ class MemoryPool:
         self.freed += 1
 
     def used_bytes(self):
+        return 0
+
+    def free_bytes(self):
+        return 0
+
+    def n_free_blocks(self):
         return 0
 
     def total_bytes(self):

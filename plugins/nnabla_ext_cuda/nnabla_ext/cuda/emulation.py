@@ -319,6 +319,7 @@ def _make_cupy():
         Device=_host_cuda.Device, Stream=_host_cuda.Stream, Event=_host_cuda.Event,
         MemoryPool=_host_cuda.MemoryPool, PinnedMemoryPool=_host_cuda.MemoryPool,
         get_current_stream=_host_cuda.get_current_stream,
+        get_elapsed_time=_host_cuda.get_elapsed_time,
         runtime=_host_cuda.runtime, set_allocator=_host_cuda.set_allocator,
         set_pinned_memory_allocator=_host_cuda.set_allocator,
         malloc_managed=None, is_available=lambda: True)
