@@ -35,7 +35,10 @@ Differences from nnabla 1.39:
 - ``get_scale_zeropoint`` of the callbacks is a static method (nnabla defines it without
   ``self`` and calls it on the class; both ways of calling work here).
 - ``QATScheduler`` clears the device memory cache only when the configured extension is
-  installed (nnabla fails on a machine without CUDA with ``ext_name='cudnn'``, the default).
+  installed (nnabla fails on a machine without CUDA with ``ext_name='cudnn'``, the default),
+  and scales the learning rate by ``learning_rate_scale`` once when quantized training
+  starts (nnabla scales it once per registered network, so by 0.01 with a training and an
+  evaluation network).
 
 Example:
     >>> import numpy as np, nnabla as nn
@@ -263,7 +266,9 @@ def _quantization_params(stat_shape, scale, round_method, name):
                          f"{sorted(_ROUNDINGS)}; given {round_method!r}")
     rounding = _ROUNDINGS[round_method]
     if rounding is not None:
-        scale = 2 ** rounding(np.log(scale) / np.log(2))
+        # a statistic still at 0 (nothing recorded) gives a zero scale, as in nnabla
+        with np.errstate(divide="ignore"):
+            scale = 2 ** rounding(np.log(scale) / np.log(2))
     zero_point = np.zeros(stat_shape, dtype=np.int8)
     zp = _parameter.get_parameter_or_create(f"zeropoint-{name}", zero_point.shape, zero_point,
                                             False)
@@ -572,10 +577,11 @@ class QATScheduler:
                 ranks.functions_ranks, config=cfg)]).convert(pred)
             pred.rewire_on(quantized)
             self._register_params(self.solver)
-            self._set_qat_learning_rate()
             self.registry[i] = (pred, training)
             self.state = QNNState.TRAINING
             print(f"QNNState.RECORDING -> QNNState.TRAINING: graph={pred}")
+        if self.solver is not None:
+            self._set_qat_learning_rate()
 
     def step(self):
         """Advance one iteration; convert the registered networks when the iteration count

@@ -50,6 +50,14 @@ def _parent_type(v):
     return None if p is None else p.info.type_name
 
 
+def _consumers(v):
+    """The functions taking ``v`` as input, the newest first. nnabla keeps them in a hash
+    map keyed by address, whose order is most often (not always) the reverse of creation;
+    the conversions below pick the first consumer that matches, so this order decides
+    which recorder a value shares and which scale quantizes it."""
+    return v.function_references[::-1]
+
+
 def _check_config(cls_name, config):
     if config is None:
         raise ValueError(f"{cls_name}: argument 'config' is required "
@@ -155,7 +163,7 @@ class QuantizeNonQNNToRecordingModifier(FunctionModifier):
         new_inputs = []
         with _parameter.parameter_scope(_scope(f, self.functions_ranks)):
             for i, v in enumerate(inputs[:n_data]):
-                refs = v.function_references
+                refs = _consumers(v)
                 if refs and refs[0].info.type_name == activation_name:
                     v = refs[0].outputs[0]      # already recorded for another function
                 elif _parent_type(v) != activation_name:
@@ -196,7 +204,7 @@ class QuantizeNonQNNToRecordingModifier(FunctionModifier):
         new_inputs = self.share_recorder(f, inputs, new_inputs, cfg)
         h = self._modify_as_same(f, new_inputs)
         if cfg.recorder_position == cfg.RecorderPosition.BOTH:
-            consumers = f.outputs[0].function_references
+            consumers = _consumers(f.outputs[0])
             scope = _scope(consumers[0], self.functions_ranks) if consumers else \
                 _scope(f, self.functions_ranks)
             with _parameter.parameter_scope(scope):
@@ -265,7 +273,7 @@ class QuantizeRecordingToTrainingModifier(FunctionModifier):
         def _quantize_outputs(self, f, output, axes, cfg):
             rm, nr, dt, pow2, _ = self._settings()
             scale = zero_point = None
-            for consumer in f.outputs[0].function_references:
+            for consumer in _consumers(f.outputs[0]):
                 cn = consumer.info.type_name
                 if cn == "Sink":
                     return output
@@ -328,7 +336,7 @@ class QuantizeRecordingToTrainingModifier(FunctionModifier):
             """Dequantize each quantized input (reusing a ``DequantizeLinear`` already
             made for it)."""
             for i, v in enumerate(inps):
-                for g in v.function_references:
+                for g in _consumers(v):
                     if g.info.type_name == "DequantizeLinear":
                         v = g.outputs[0]
                         break
