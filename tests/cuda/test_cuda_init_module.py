@@ -59,3 +59,10 @@ def test_events_time_and_stream_handlers_cycle_their_streams():
     assert h.is_stream_destroy
     h.stream_wait_event()              # no stream: nothing to do, as in nnabla
     h.stream_synchronize()
+
+
+def test_the_package_offers_stream_event_handler_as_nnabla_does():
+    assert nnabla_ext.cuda.StreamEventHandler is cuda_init.StreamEventHandler
+    assert nnabla_ext.cuda.Event is cuda_init.Event
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        nnabla_ext.cuda.nothing

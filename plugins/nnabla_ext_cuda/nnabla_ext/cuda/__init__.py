@@ -205,3 +205,12 @@ def reset_array_preference():
     _preferred["name"] = None
     from . import memory
     memory.use_array_class(array_classes()[0])
+
+
+def __getattr__(name):
+    """``StreamEventHandler`` and ``Event`` of :mod:`.init`, as nnabla's module offers them
+    (imported on first use: the module imports this one)."""
+    if name in ("StreamEventHandler", "Event"):
+        from . import init
+        return getattr(init, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
