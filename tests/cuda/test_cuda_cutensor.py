@@ -110,3 +110,11 @@ def test_the_emulated_binding_checks_modes_and_alignment_like_the_library():
         lib.permute(h, plan, ctypes.addressof(alpha), a.ctypes.data, a.ctypes.data)
     with pytest.raises(lib.CuTensorError, match="not a live plan"):
         lib.permute(h, 10 ** 9, ctypes.addressof(alpha), a.ctypes.data, a.ctypes.data)
+
+
+def test_double_precision_permutes_with_a_double_scalar():
+    get_extension_context("cuda")
+    x = np.random.RandomState(4).randn(3, 2, 5)
+    out = transpose.permute(XP, XP.asarray(x), (2, 0, 1))
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out.get(), x.transpose(2, 0, 1))

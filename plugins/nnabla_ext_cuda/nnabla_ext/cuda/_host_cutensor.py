@@ -80,6 +80,9 @@ def createPermutation(handle, descA, modeA, opA, descB, modeB, descCompute):
             a["extent"][ma.index(m)] != b["extent"][i] for i, m in enumerate(mb)):
         raise CuTensorError("CUTENSOR_STATUS_INVALID_VALUE: modes or extents of A and B "
                             "do not match")
+    if (descCompute == COMPUTE_DESC_64F) != (a["dtype"] == np.float64):
+        raise CuTensorError("CUTENSOR_STATUS_NOT_SUPPORTED: float64 data needs the 64F "
+                            "compute descriptor and other data a narrower one")
     CREATED["operations"] += 1
     return _new("operation", a=a, b=b, axes=[ma.index(m) for m in mb], op=opA,
                 compute=descCompute)
@@ -111,6 +114,7 @@ def _view(ptr, desc):
 def permute(handle, plan, alpha, A, B):
     _get(handle, "handle")
     op = _get(plan, "plan")["operation"]
-    scale = ctypes.c_float.from_address(alpha).value
+    scalar = ctypes.c_double if op["compute"] == COMPUTE_DESC_64F else ctypes.c_float
+    scale = scalar.from_address(alpha).value
     a, b = _view(A, op["a"]), _view(B, op["b"])
-    b[...] = (np.transpose(a, op["axes"]) * np.float32(scale)).astype(b.dtype)
+    b[...] = (np.transpose(a, op["axes"]) * scale).astype(b.dtype)

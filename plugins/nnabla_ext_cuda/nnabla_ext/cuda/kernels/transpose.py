@@ -79,11 +79,14 @@ class Plan:
         mode_b = np.asarray(axes, dtype=np.int32)
         self.keep += [mode_a, mode_b]
         desc_a, desc_b = descriptor(list(shape)), descriptor(out_shape)
+        # float64 data computes (and scales by alpha) in float64, the others in float32
+        double = dtype == np.dtype(np.float64)
         op = lib.createPermutation(h, desc_a, mode_a.ctypes.data, lib.OP_IDENTITY, desc_b,
-                                   mode_b.ctypes.data, lib.COMPUTE_DESC_32F)
+                                   mode_b.ctypes.data,
+                                   lib.COMPUTE_DESC_64F if double else lib.COMPUTE_DESC_32F)
         pref = lib.createPlanPreference(h, lib.ALGO_DEFAULT, lib.JIT_MODE_NONE)
         self.plan = lib.createPlan(h, op, pref, 0)
-        self.alpha = np.ones(1, dtype=np.float32)
+        self.alpha = np.ones(1, dtype=np.float64 if double else np.float32)
 
 
 def plan(lib, device, dtype, shape, axes):
