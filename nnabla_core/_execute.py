@@ -98,6 +98,28 @@ def gather(call, arrays):
     return xs
 
 
+def writable_inputs(call, arrays, xs):
+    """``xs`` with the inputs ``call``'s backward writes (the spec's ``backward_mutates``,
+    e.g. VATNoise's ``w``) replaced by writable heads: every other head of them is dropped,
+    so the write is what any later read sees, in whatever family."""
+    for i in call.spec._backward_mutated:
+        a = arrays[i]
+        if a is not None:
+            dtype = call.in_dtypes[i]
+            xs[i] = a.cast(a.dtype if dtype is None else dtype, call.family)
+    return xs
+
+
+def keep_written_inputs(call, arrays, xs):
+    """After a backward: a written input the kernel saw as a converted copy (half
+    computation) is stored back into its array."""
+    for i in call.spec._backward_mutated:
+        a = arrays[i]
+        if a is not None and xs[i] is not None \
+                and all(head is not xs[i] for head in a.heads.values()):
+            a.set(call.family.astype(xs[i], a.dtype), call.family)
+
+
 def through_half(fam, xs):
     """Float32 inputs rounded to float16 and back (how a half kernel sees them)."""
     return [fam.astype(fam.astype(x, F16), F32) if x is not None and x.dtype == F32 else x

@@ -441,11 +441,16 @@ def _backward_runner(f, pd):
     backward, accumulate = kernel.backward, _execute.accumulate
     f32_key = (fam, F32)
 
+    writes = bool(spec._backward_mutated)
+
     def run(state):
         xs = [None] * n_in
         for i, node, dtype, key in reads:
             head = None if key is None else node.data.heads.get(key)
             xs[i] = head if head is not None else _read_data(f, node, f"input {i}", dtype)
+        if writes:
+            arrays = [None if n is None else n.data for n in f.in_nodes]
+            xs = _execute.writable_inputs(f, arrays, xs)
         if half:
             xs = _execute.through_half(fam, xs)
         ys = [None] * n_out
@@ -467,6 +472,8 @@ def _backward_runner(f, pd):
             else:       # the node's own shape: data-sized outputs differ from the inferred one
                 dys.append(_execute.zeros(fam, node.data.shape))
         grads = backward(xs, ys, dys, pd)
+        if writes:
+            _execute.keep_written_inputs(f, arrays, xs)
         protect = dys + xs          # a gradient sharing their memory is copied
         if keeps:
             # F.sink(one_input_grad=False): the gradients already held by the inputs are

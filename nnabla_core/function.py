@@ -148,11 +148,13 @@ class Function:
         fam = self.family
         accum = [True] * len(inputs) if accum is None else list(accum)
         full = self._expand(inputs)
-        xs = _execute.gather(self, _data_of(full))
+        arrays = _data_of(full)
+        xs = _execute.writable_inputs(self, arrays, _execute.gather(self, arrays))
         ys = [_execute.read(v._node.data, None, fam) for v in outputs]
         dys = [v._node.grad.get(_execute.F32, fam) for v in outputs]
         pd = [v is not None and v.need_grad for v in full]
         grads = _execute.backward(self, xs, ys, dys, pd)
+        _execute.keep_written_inputs(self, arrays, xs)
         given = [(v, g) for v, g in zip(full, grads) if v is not None]
         for (v, g), add in zip(given, accum):
             if g is not None and v.need_grad:

@@ -92,6 +92,7 @@ class FunctionSpec:
     backward_needs: Needs = field(default_factory=Needs)
     doc: str = ""
     mutates: tuple = ()          # inputs a forward pass updates (running statistics)
+    backward_mutates: tuple = ()     # inputs whose data a backward pass writes (VATNoise's w)
     differentiable: bool = True
     stochastic: bool = False
     # fills input-dependent defaults: (spec, in_shapes, args) -> args
@@ -109,6 +110,7 @@ class FunctionSpec:
         self._need_in = self._indices(self.backward_needs.inputs, self.inputs)
         self._need_out = self._indices(self.backward_needs.outputs, self.outputs)
         self._mutated = self._indices(self.mutates, self.inputs)
+        self._backward_mutated = self._indices(self.backward_mutates, self.inputs)
         self._integer_inputs = tuple(i.name for i in self.inputs if i.integer)
         self.variadic_input = any(i.variadic for i in self.inputs)
 

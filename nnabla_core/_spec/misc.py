@@ -110,7 +110,7 @@ SPECS = [
                      "selected boxes, per batch and class in decreasing score order."),
     FunctionSpec("VATNoise", "vat_noise", CATEGORY, (Input("x"), Input("w")),
                  (Arg("base_axis", "int", 1), Arg("eps", "float", 1.0)), Y, vat_noise,
-                 Needs(inputs=("w",)), resolve_args=resolve_base_axis,
+                 Needs(inputs=("w",)), resolve_args=resolve_base_axis, backward_mutates=("w",),
                  doc="y = eps * x / ||x|| per sample (axes from base_axis on). Backward "
                      "writes eps * dy into w's data and gives no gradient, as nnabla."),
     FunctionSpec("Unlink", "unlink", CATEGORY, X, (), Y, shapes.same, Needs(),

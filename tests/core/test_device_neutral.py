@@ -95,6 +95,30 @@ def test_in_place_input_updates_are_visible_on_a_device_family():
     np.testing.assert_array_equal(mean, cpu_mean)
 
 
+@pytest.mark.parametrize("explicit", [False, True], ids=["graph", "Function.backward"])
+@pytest.mark.parametrize("type_config", ["float", "half"])
+def test_an_input_written_by_backward_is_visible_on_a_device_family(explicit, type_config):
+    # VATNoise's backward stores eps * dy as w's data (nnabla's VAT trick); the write must
+    # reach w whichever family the kernel ran in, with a stale host copy of w present.
+    got = {}
+    for backend in ("cpu", "boxed"):
+        with nn.context_scope(get_extension_context(backend, type_config=type_config)):
+            x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3),
+                                             need_grad=True)
+            w = nn.Variable.from_numpy_array(np.zeros((2, 3), np.float32), need_grad=True)
+            w.d     # a host head that the device write must not leave behind
+            y = F.vat_noise(x, w, eps=2.0)
+            y.forward()
+            if explicit:
+                y.g = np.full((2, 3), 3.0, np.float32)
+                y.parent.backward([x, w], [y])
+            else:
+                y.backward(np.full((2, 3), 3.0, np.float32))
+            got[backend] = w.d.copy()
+    np.testing.assert_array_equal(got["cpu"], np.full((2, 3), 6.0, np.float32))
+    np.testing.assert_array_equal(got["boxed"], got["cpu"])
+
+
 def test_box_refuses_implicit_numpy_conversion():
     from nnabla_ext.boxed import Box
     with pytest.raises(TypeError, match="cannot be converted"):
