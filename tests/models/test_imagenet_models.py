@@ -77,7 +77,7 @@ def test_inference_parameters_are_fixed():
     assert y.parent.info.type_name == "AveragePooling"
 
 
-def test_mobilenet_v2_and_vgg_keys():
+def test_mobilenet_v2_and_vgg_keys(zero_initial_values):
     x = nn.Variable((1, 3, 224, 224))
     assert MobileNetV2(pretrained=False)(x, use_up_to="lastconv+relu").shape == (1, 1280, 7, 7)
     assert MobileNetV2(pretrained=False)(x).name == "Reshape"

@@ -42,6 +42,7 @@ class SENet(ImageNetBase):
 
     def _architecture(self, b, x):
         b.reserved.update(name for pair in _ADD + _RELU_OUT for name in pair)
+        b.reserved.update(("AveragePooling", "Dropout", "Affine"))
         h = x
         for maps, stride in ((64, 2), (64, 1), (128, 1)):
             h = b.conv(b.auto("Convolution"), h, maps, (3, 3), (1, 1), (stride, stride))
