@@ -2,6 +2,8 @@
 shape, use_up_to keys (the published files' variable names and shapes), parameter count
 against the reference implementations of the same architectures, training vs. inference
 graphs, the auxiliary towers, and the download error offline."""
+import doctest
+import importlib
 import inspect
 
 import numpy as np
@@ -362,3 +364,11 @@ def test_offline_without_the_file_names_url_and_destination(name, local, remote,
     message = str(error.value)
     assert f"http://127.0.0.1:9/models/imagenet/{remote}" in message
     assert str(tmp_path / "nnabla_data" / "nnp_models" / "imagenet" / local) in message
+
+
+@pytest.mark.parametrize("module", ["resnet", "resnext", "senet", "mobilenet", "squeezenet",
+                                    "vgg", "nin", "densenet", "inception", "xception",
+                                    "googlenet", "shufflenet", "alexnet"])
+def test_docstring_examples_run(module, zero_initial_values):
+    results = doctest.testmod(importlib.import_module(f"nnabla.models.imagenet.{module}"))
+    assert results.attempted > 0 and results.failed == 0

@@ -29,6 +29,13 @@ class SENet(ImageNetBase):
             (``SENet-154.nnp``), downloading them when missing; False builds the same
             architecture with fresh parameters. Default: the environment variable
             ``NNABLA_MODELS_PRETRAINED`` (``0`` means False), else True.
+
+    Example:
+        >>> import nnabla as nn
+        >>> from nnabla.models.imagenet import SENet
+        >>> nn.clear_parameters()
+        >>> SENet(pretrained=False)(use_up_to='pool').shape
+        (1, 2048, 1, 1)
     """
 
     _KEY_VARIABLE = {
