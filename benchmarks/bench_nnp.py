@@ -13,8 +13,10 @@ parameters, 45 MiB of float32) for inference at batch 1 and writes it once, unti
   exists (the graph of variables and functions built from the file), the parameters cleared
   before each call, untimed.
 
-Each case emits the median time of its calls after one warm-up (``value``, ms) and every
-call's time (``per_iteration``, s), plus the size of the file (``file_mb``).
+Each case emits the median wall time of its calls after one warm-up (``value``, ms), the
+median CPU time of the process over the same calls (``cpu_ms``: steadier than the wall time
+when other jobs load the machine), every call's times (``per_iteration``,
+``cpu_per_iteration``, s) and the size of the file (``file_mb``).
 """
 import os
 import shutil
@@ -46,22 +48,25 @@ def _contents():
 
 
 def _times(call, count, before=None):
-    """Time of each of ``count`` calls of ``call()`` after one warm-up; ``before()`` runs
-    untimed ahead of each."""
+    """(wall, CPU) time of each of ``count`` calls of ``call()`` after one warm-up;
+    ``before()`` runs untimed ahead of each."""
     times = []
     for index in range(count + 1):
         if before is not None:
             before()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         call()
         if index:
-            times.append(time.perf_counter() - start)
+            times.append((time.perf_counter() - start, time.process_time() - start_cpu))
     return times
 
 
 def _emit(times, path):
-    seconds = statistics.median(times)
-    _harness.emit(seconds * 1e3, "ms", seconds=seconds, per_iteration=times,
+    wall = [w for w, _ in times]
+    cpu = [c for _, c in times]
+    seconds = statistics.median(wall)
+    _harness.emit(seconds * 1e3, "ms", seconds=seconds, per_iteration=wall,
+                  cpu_ms=statistics.median(cpu) * 1e3, cpu_per_iteration=cpu,
                   file_mb=os.path.getsize(path) / 2.0 ** 20)
 
 

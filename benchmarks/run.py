@@ -112,8 +112,10 @@ BENCHES = [
     "resnet18_dynamic") + _resnet18("resnet18_infer_b1") + [
     Bench("transformer_train", "bench_transformer.py", "transformer", 3, 1,
           targets=(("torch<=1.25", 10),), twin=True)] + [
-    Bench(name, "bench_nnp.py", "nnp", 5, 3, targets=(("ratio<=1.0", 8),))
-    for name in ("nnp_save", "nnp_load", "nnp_loader", "nnp_get_network")] + [
+    Bench(name + suffix, "bench_nnp.py", "nnp", 5, 3, targets=(("ratio<=1.0", 8),),
+          case=name, field=field, unit="ms")
+    for name in ("nnp_save", "nnp_load", "nnp_loader", "nnp_get_network")
+    for suffix, field in (("", "value"), ("_cpu", "cpu_ms"))] + [
     Bench(name, "bench_functions.py", "functions", 3, 1, targets=(("torch<=1.25", 10),),
           twin=True) for name in FUNCTIONS]
 
