@@ -489,6 +489,10 @@ class QATScheduler:
             conversion that folds batch normalizations, and whose learning rate is
             multiplied by ``config.learning_rate_scale`` when quantized training starts.
 
+    As in nnabla 1.39, each converted output is given ``need_grad = False`` when recording
+    starts, which stops the backward pass at it: the parameters before it no longer receive
+    gradients from a loss computed on it.
+
     Example:
         ``sched = QATScheduler(config, solver); sched(pred); sched(vpred, training=False)``,
         then ``sched.step()`` at every iteration and ``sched.save('qnn.nnp', vimage)``.
