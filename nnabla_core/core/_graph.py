@@ -137,12 +137,14 @@ class ProtoGraph:
                      executors=executors)
 
     def expand_loop_control(self):
-        """Loop control (RepeatStart ...) is not supported; raises if a network has it."""
-        for n in self.networks.values():
-            if n.repeat_info or any(f.repeat_id for f in n.functions.values()):
-                raise NotImplementedError(
-                    f"nn.graph_def: network {n.name!r} uses loop control (repeat_info), "
-                    f"written by Neural Network Console; it is not supported")
+        """Unroll the loop control (``repeat_info``, ``RepeatStart`` ...) of every network
+        in this graph (see :meth:`ProtoNetwork.expand_loop_control`)."""
+        expanded = OrderedDict()
+        for name, network in self.networks.items():
+            n = network.expand_loop_control()
+            n.owner_ = None             # no hard reference back to this graph
+            expanded[name] = n
+        self.networks = expanded
 
 
 def _renamed(network, renames):

@@ -227,6 +227,20 @@ class ProtoNetwork:
         save_content(filename, [self], include_parameter, variable_batch_size,
                      executors=executors)
 
+    def expand_loop_control(self):
+        """This network with the loop control of Neural Network Console (``repeat_info``,
+        ``RepeatStart`` ... ``Delay``) unrolled, as a new network (a copy when there is
+        none); see :mod:`nnabla.utils._nnp_loop` for the naming."""
+        from ..utils._nnp_loop import expand_loop_control
+
+        source = getattr(self, "_loop_source", None)
+        if source is None:
+            return self.clone()
+        n = ProtoNetwork.from_proto(self.owner(), expand_loop_control(source), self._rng,
+                                    self.batch_size)
+        n.owner_ = self.owner()
+        return n
+
     def clone(self):
         """A copy of this network (variables and functions copied; same graph)."""
         n = ProtoNetwork(self.owner(), self.name, self.batch_size)
@@ -241,6 +255,7 @@ class ProtoNetwork:
     def from_proto(owner, proto, rng, batch_size):
         """The proto network of an ``nnabla_pb2.Network`` message."""
         from ..utils._nnp_functions import NnpFormatError, read_arguments, spec_of
+        from ..utils._nnp_loop import LOOP_CONTROL, has_loop_control
 
         g = ProtoNetwork(owner)
         g.repeat_info = {r.id: r.times for r in proto.repeat_info}
@@ -256,11 +271,20 @@ class ProtoNetwork:
                                                v.type == "Parameter", v.type)
             pv.initializer = create_initializer(v, rng)
             pv.repeat_id = list(v.repeat_id)
+        if has_loop_control(proto):
+            g._loop_source, g._rng = proto, rng     # for expand_loop_control()
         for f in proto.function:
-            spec_of(f.type, f"{where}function {f.name!r}: ")
-            pf = g.functions[f.name] = ProtoFunction(
-                None, f.type, read_arguments(f, f"{where}function {f.name!r}: "), f.name, g)
+            if f.type in LOOP_CONTROL:
+                args = {}
+            else:
+                spec_of(f.type, f"{where}function {f.name!r}: ")
+                args = read_arguments(f, f"{where}function {f.name!r}: ")
+            pf = g.functions[f.name] = ProtoFunction(None, f.type, args, f.name, g)
             pf.repeat_id = list(f.repeat_id)
+            if f.HasField("repeat_param"):
+                pf.repeat_param = f.repeat_param
+            if f.HasField("recurrent_param"):
+                pf.recurrent_param = f.recurrent_param
             for names, link in ((f.input, "required"), (f.output, "parent")):
                 for n in names:
                     if n not in g.variables and n not in g.parameters:

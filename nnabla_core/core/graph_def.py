@@ -257,6 +257,7 @@ def _from_loaded(proto, networks, parameter_scope, batch_size=None):
     variables' ``variable_instance`` being those of the networks it built (``networks``:
     name -> network with ``variables``/``parameters`` of built variables)."""
     g = ProtoGraph.from_proto(proto, batch_size=batch_size, param_scope=parameter_scope)
+    g.expand_loop_control()     # as the networks were built (nnabla.utils._nnp_loop)
     for name, network in g.networks.items():
         built = networks.get(name)
         if built is None:

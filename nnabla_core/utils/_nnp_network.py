@@ -8,10 +8,11 @@ and the graph re-reads them. :meth:`NetworkGraph.build` creates the graph with t
 functions (``nnabla._dispatch.call``), parameters from the current parameter scope, and a
 placeholder batch dimension (``-1`` or ``0``) replaced by the batch size.
 
-Loading refuses, with the network, function and variable named: unknown function types,
-inputs or outputs that name no declared variable, a variable written by two functions,
-cycles, wrong input counts, missing parameters, and declared shapes that differ from the
-shapes the functions compute.
+Loop control written by Neural Network Console (``repeat_info``, ``RepeatStart`` ...) is
+unrolled first (:mod:`nnabla.utils._nnp_loop`). Loading refuses, with the network, function
+and variable named: unknown function types, inputs or outputs that name no declared
+variable, a variable written by two functions, cycles, wrong input counts, missing
+parameters, and declared shapes that differ from the shapes the functions compute.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import numpy as np
 from .. import initializer as I
 from .._dispatch import call
 from ._nnp_functions import NnpFormatError, place_inputs, read_arguments, spec_of
+from ._nnp_loop import expand_loop_control, has_loop_control
 
 
 class NetworkVariable:
@@ -132,6 +134,8 @@ class NetworkGraph:
     """
 
     def __init__(self, proto, where="", batch_size=None):
+        if has_loop_control(proto):
+            proto = expand_loop_control(proto)
         self.proto = proto
         self.name = proto.name
         self.batch_size = batch_size if batch_size else proto.batch_size
@@ -139,10 +143,6 @@ class NetworkGraph:
         # Network passes may change arguments (pooling windows, output sizes) without
         # updating the declared shapes downstream, as nnabla's models rely on.
         self.check_shapes = True
-        if len(proto.repeat_info) or any(f.type in _LOOP_CONTROL for f in proto.function):
-            raise NotImplementedError(
-                f"{self.where}loop control (repeat_info, RepeatStart, RecurrentInput ...) "
-                f"written by Neural Network Console is not supported")
         self.variables, self.parameters = OrderedDict(), OrderedDict()
         for message in proto.variable:
             self._declare(NetworkVariable(message))
@@ -221,6 +221,13 @@ class NetworkGraph:
                     state[current.name] = "done"
                     order.append(current)
         return order
+
+    def execute_on_proto(self, execute):
+        """Call ``execute(function)`` for each enabled function (a
+        :class:`NetworkFunction`: ``name``, ``type``, ``inputs``, ``outputs``, ``args``),
+        each after the functions writing its inputs, as nnabla's networks do."""
+        for f in self.forward_sequence():
+            execute(f)
 
     # -- building the computation graph ---------------------------------------------------
     def concrete_shape(self, var, batch_size):
@@ -315,9 +322,6 @@ class NetworkGraph:
                                      f"{declared}; the function computes {tuple(value.shape)}")
             var.variable_instance = value
             value.name = name
-
-
-_LOOP_CONTROL = ("RepeatStart", "RepeatEnd", "RecurrentInput", "RecurrentOutput", "Delay")
 
 
 def _new_input(var, shape, rng):
