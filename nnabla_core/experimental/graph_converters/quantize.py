@@ -320,7 +320,7 @@ class QuantizeRecordingToTrainingModifier(FunctionModifier):
             out = []
             with _parameter.parameter_scope(scope):
                 for i, v in enumerate(inputs[:n_data]):
-                    if v.rank == 0:
+                    if v.parent is None:         # rank 0: a graph input or parameter
                         s, zp = cfg.recorder_activation.get_scale_zeropoint(
                             v, axes=axes, narrow_range=nr, round_method=pow2, name=f"x{i}")
                         v = self.try_to_quantize(v, s, zp, rm, nr, dt)
