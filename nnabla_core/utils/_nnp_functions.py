@@ -101,8 +101,16 @@ def read_arguments(function_proto, where=""):
             value = tuple(int(v) for v in value.dim)
         elif proto_type.startswith("repeated "):
             value = tuple(value)
+        if value == () and (spec.name, arg.name) in _EMPTY_IS_DEFAULT:
+            args[arg.name] = arg.default
+            continue
         args[arg.name] = _scalar(arg.kind.rstrip("?"), value)
     return args
+
+
+# Arguments nnabla's kernels fill in when a file stores them empty (files written before
+# the argument existed): the spec's input-dependent default (None) then applies.
+_EMPTY_IS_DEFAULT = {("Deconvolution", "output_padding")}
 
 
 def _scalar(kind, value):

@@ -27,7 +27,9 @@ Example:
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import tempfile
 import types
 from collections import OrderedDict
 
@@ -40,11 +42,12 @@ from .. import solvers as S
 from ..context import Context, get_current_context, set_default_context
 from .._spec.wire import SOLVER_FIELDS
 from . import learning_rate_scheduler as L
+from . import nnabla_pb2
 from ._nnp_network import NetworkGraph
 from ._nnp_reader import read_model
 from ._nnp_schema import solver_arguments
 
-__all__ = ["load"]
+__all__ = ["load", "base_load", "link_components", "restore_optimizer_state"]
 
 
 def _context(proto):
@@ -136,8 +139,47 @@ def _scheduler(s, init_lr):
     return scheduler
 
 
-def _create_optimizer(o):
+def _checkpoints(members):
+    """Solver states stored beside the networks (``*.optimizer`` members), by optimizer
+    name: ``('.protobuf', Optimizer message)`` or ``('.h5', bytes)``, as nnabla keys them
+    (an ``.h5`` member is ``<name>_<Solver>_optimizer.h5.optimizer``)."""
+    found = OrderedDict()
+    for member, data in members.items():
+        stem = member[:-len(".optimizer")]
+        if stem.endswith(".protobuf"):
+            for message in nnabla_pb2.NNablaProtoBuf.FromString(data).optimizer:
+                found[message.name] = (".protobuf", message)
+        elif stem.endswith(".h5"):
+            found["_".join(stem.split("_")[:-2])] = (".h5", data)
+    return found
+
+
+def restore_optimizer_state(optimizer):
+    """Set ``optimizer.solver``'s states from the file: those in its ``Optimizer`` message,
+    then those of its stored checkpoint (``optimizer.solver_checkpoint``), if any.
+
+    The solver's parameters must be set first (the states are keyed by their names).
+    """
+    if len(optimizer.proto.solver.states):
+        optimizer.solver.set_states_from_protobuf(optimizer.proto)
+    checkpoint = getattr(optimizer, "solver_checkpoint", None)
+    if checkpoint is None:
+        return
+    ext, payload = checkpoint
+    if ext == ".protobuf":
+        optimizer.solver.set_states_from_protobuf(payload)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "states.h5")
+        with open(path, "wb") as stream:
+            stream.write(payload)
+        optimizer.solver.load_states(path)
+
+
+def _create_optimizer(o, checkpoints):
     optimizer = types.SimpleNamespace(proto=o, name=o.name, order=o.order, network=None)
+    if o.name in checkpoints:
+        optimizer.solver_checkpoint = checkpoints[o.name]
     optimizer.start_iter, optimizer.end_iter = max(o.start_iter, 0), max(o.end_iter, 0)
     optimizer.update_interval = o.update_interval if o.update_interval > 0 else 1
     optimizer.solver, init_lr = _solver(o.solver)
@@ -227,8 +269,7 @@ def _link_optimizer(optimizer, networks, datasets):
             var.variable_instance.need_grad = False
     optimizer.solver.set_parameters(params)
     optimizer.parameters = OrderedDict(sorted(params.items()))
-    if len(o.solver.states):
-        optimizer.solver.set_states_from_protobuf(o)
+    restore_optimizer_state(optimizer)
     for var in optimizer.loss_variables:
         var.variable_instance.grad.fill(1.0 / var.variable_instance.size)
     optimizer.target = _sink(optimizer.loss_variables, one_input_grad=False)
@@ -277,6 +318,60 @@ def _executor(e):
         no_image_normalization=e.no_image_normalization)
 
 
+def base_load(filenames, prepare_data_iterator=True, batch_size=None,
+              exclude_parameter=False, parameter_only=False, extension=".nntxt",
+              context=None):
+    """Read files and build their networks, optimizers, monitors and executors without
+    linking them (each one's ``network`` is None; :func:`link_components` links them).
+
+    Takes the arguments of :func:`load`. Optimizers carry their stored solver states as
+    ``solver_checkpoint`` for :func:`restore_optimizer_state`.
+    """
+    info = types.SimpleNamespace(prepare_data_iterator=prepare_data_iterator,
+                                 batch_size=batch_size, exclude_parameter=exclude_parameter,
+                                 parameter_only=parameter_only, renamed_variables={})
+    info.parameter_scope = _parameter.get_current_parameter_scope()
+    info.proto, info.optimizer_states_checkpoint = read_model(
+        filenames, extension, info.parameter_scope, exclude_parameter, parameter_only)
+    proto = info.proto
+    info.default_context = _default_context(proto, context)
+    info.global_config = types.SimpleNamespace(default_context=info.default_context)
+    if proto.HasField("global_config") and not context:
+        set_default_context(info.default_context)
+    if proto.HasField("training_config"):
+        info.training_config = _training_config(proto)
+    info.datasets = OrderedDict((d.name, _create_dataset(d, i, prepare_data_iterator))
+                                for i, d in enumerate(proto.dataset))
+    info.networks = OrderedDict()
+    rng = np.random.RandomState(0)
+    for message in proto.network:
+        network = NetworkGraph(message, batch_size=batch_size)
+        network.build(batch_size=batch_size, rng=rng, allow_missing=exclude_parameter,
+                      scope=info.parameter_scope)
+        info.networks[message.name] = network
+    from ..core.graph_def import _from_loaded
+    info.proto_graph = _from_loaded(proto, info.networks, info.parameter_scope, batch_size)
+    checkpoints = _checkpoints(info.optimizer_states_checkpoint)
+    info.optimizers = OrderedDict((o.name, _create_optimizer(o, checkpoints))
+                                  for o in proto.optimizer)
+    info.monitors = OrderedDict((m.name, types.SimpleNamespace(proto=m, name=m.name,
+                                                               network=None))
+                                for m in proto.monitor)
+    info.executors = OrderedDict((e.name, _executor(e)) for e in proto.executor)
+    return info
+
+
+def link_components(info):
+    """Link the optimizers, monitors and executors of ``info`` (from :func:`base_load`) to
+    their networks, datasets and variables; restores the optimizers' solver states."""
+    for optimizer in info.optimizers.values():
+        _link_optimizer(optimizer, info.networks, info.datasets)
+    for monitor in info.monitors.values():
+        _link_monitor(monitor, info.networks, info.datasets)
+    for executor in info.executors.values():
+        _link_executor(executor, info.networks)
+
+
 def load(filenames, prepare_data_iterator=True, batch_size=None, exclude_parameter=False,
          parameter_only=False, extension=".nntxt", context=None):
     """Load networks, settings and parameters from files and build the networks.
@@ -304,39 +399,7 @@ def load(filenames, prepare_data_iterator=True, batch_size=None, exclude_paramet
         ValueError: for an invalid file (naming the file, member, network, function or
             variable) or inconsistent settings.
     """
-    info = types.SimpleNamespace(prepare_data_iterator=prepare_data_iterator,
-                                 batch_size=batch_size, exclude_parameter=exclude_parameter,
-                                 parameter_only=parameter_only, renamed_variables={})
-    info.parameter_scope = _parameter.get_current_parameter_scope()
-    info.proto, info.optimizer_states_checkpoint = read_model(
-        filenames, extension, info.parameter_scope, exclude_parameter, parameter_only)
-    proto = info.proto
-    info.default_context = _default_context(proto, context)
-    info.global_config = types.SimpleNamespace(default_context=info.default_context)
-    if proto.HasField("global_config") and not context:
-        set_default_context(info.default_context)
-    if proto.HasField("training_config"):
-        info.training_config = _training_config(proto)
-    info.datasets = OrderedDict((d.name, _create_dataset(d, i, prepare_data_iterator))
-                                for i, d in enumerate(proto.dataset))
-    info.networks = OrderedDict()
-    rng = np.random.RandomState(0)
-    for message in proto.network:
-        network = NetworkGraph(message, batch_size=batch_size)
-        network.build(batch_size=batch_size, rng=rng, allow_missing=exclude_parameter,
-                      scope=info.parameter_scope)
-        info.networks[message.name] = network
-    from ..core.graph_def import _from_loaded
-    info.proto_graph = _from_loaded(proto, info.networks, info.parameter_scope, batch_size)
-    info.optimizers = OrderedDict((o.name, _create_optimizer(o)) for o in proto.optimizer)
-    info.monitors = OrderedDict((m.name, types.SimpleNamespace(proto=m, name=m.name,
-                                                               network=None))
-                                for m in proto.monitor)
-    info.executors = OrderedDict((e.name, _executor(e)) for e in proto.executor)
-    for optimizer in info.optimizers.values():
-        _link_optimizer(optimizer, info.networks, info.datasets)
-    for monitor in info.monitors.values():
-        _link_monitor(monitor, info.networks, info.datasets)
-    for executor in info.executors.values():
-        _link_executor(executor, info.networks)
+    info = base_load(filenames, prepare_data_iterator, batch_size, exclude_parameter,
+                     parameter_only, extension, context)
+    link_components(info)
     return info

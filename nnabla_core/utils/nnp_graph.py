@@ -54,8 +54,10 @@ class NnpNetwork:
                 var.variable_instance.name = name
         self._inputs = {k: graph.variables[k].variable_instance for k in graph.inputs}
         self._outputs = {k: graph.variables[k].variable_instance for k in graph.outputs}
+        # variables a pass cut off (no writer, no reader left) are not part of the network
         self._variables = {k: v.variable_instance for k, v in
-                           list(graph.variables.items()) + list(graph.parameters.items())}
+                           list(graph.variables.items()) + list(graph.parameters.items())
+                           if v.parent is not None or v.required}
         for name, var in graph.parameters.items():
             if var.variable_instance is not None:
                 _parameter.set_parameter(name, var.variable_instance)
@@ -116,7 +118,7 @@ class NnpLoader:
         message.CopyFrom(self.network_dict[name])
         graph = NetworkGraph(message, self._where)
         if callback is not None:
-            callback._apply(graph)
+            callback._apply(graph, self._params)
         return NnpNetwork(graph, batch_size, self._params)
 
 
@@ -283,7 +285,11 @@ class NnpNetworkPass:
             fi, fo = f.inputs[i], f.outputs[o]
             self.verbose(f"Removing {f.name} and rewire input={fi.name} and output={fo.name}.")
             fo.rewire_on(fi)
-            _rename(f._graph, fo.name, fi.name)
+            graph = getattr(f, "_graph", None)
+            if graph is not None:
+                _rename(graph, fo.name, fi.name)
+            else:               # another loader's delegate: rename through the message
+                fo.proto.name = fi.name
 
     def set_variable(self, name, input_var):
         """Use ``input_var`` (an ``nnabla.Variable``) as variable ``name``."""
@@ -365,7 +371,10 @@ class NnpNetworkPass:
                 v.stop = True
 
     # -- application (called by NnpLoader.get_network) -----------------------------------
-    def _apply(self, graph):
+    def _apply(self, graph, scope=None):
+        """Apply the registered edits to ``graph``; function passes get ``scope`` (the
+        loader's parameters; the current scope when None) as their ``param_scope``."""
+        scope = scope if scope is not None else _parameter.current_scope
         graph.check_shapes = False
         for var in graph.all_variables():
             if var.name in self._variable_callbacks:
@@ -386,8 +395,7 @@ class NnpNetworkPass:
             for passes, key in ((self._passes_by_type, function.type),
                                 (self._passes_by_name, function.name)):
                 if key in passes and not function.disabled:
-                    passes[key](_FunctionDelegate(graph, function), variables,
-                                _parameter.current_scope)
+                    passes[key](_FunctionDelegate(graph, function), variables, scope)
         _apply_renames(graph)
         for name in self._use_up_to_variables:
             var = graph.variables.get(name) or graph.parameters.get(name)
