@@ -1,6 +1,8 @@
 """Real 2-process MPI jobs (mpiexec -n 2), each with a time limit; see workers/."""
 import time
 
+import pytest
+
 
 def test_collectives_and_groups_match_numpy(run_mpi):
     run_mpi("collectives")
@@ -10,8 +12,12 @@ def test_all_reduce_callback_and_data_parallel_training_match_one_process(run_mp
     run_mpi("training")
 
 
-def test_sync_batch_normalization_equals_batch_normalization_of_the_whole_batch(run_mpi):
-    run_mpi("sync_bn")
+@pytest.mark.parametrize("backend", ["cpu", "toy", "boxed"])
+def test_sync_batch_normalization_equals_batch_normalization_of_the_whole_batch(run_mpi,
+                                                                                backend):
+    # toy: the kernel falls back to the cpu backend's; boxed: the cpu kernel runs on boxed
+    # arrays (no numpy conversion), its exchange handing the communicator boxed arrays
+    run_mpi("sync_bn", env={"NNABLA_TEST_BACKEND": backend})
 
 
 def test_mismatched_shapes_dtypes_or_roots_raise_on_every_rank(run_mpi):
@@ -39,3 +45,7 @@ def test_a_rank_dying_mid_training_aborts_the_job_instead_of_hanging(run_mpi):
 
 def test_large_arrays_travel_in_their_own_buffers_and_small_ones_packed(run_mpi):
     run_mpi("messages")
+
+
+def test_packs_are_kept_and_hold_their_arrays_results_without_overwriting_held_views(run_mpi):
+    run_mpi("resident_packs")

@@ -11,12 +11,16 @@ from nnabla.ext_utils import get_extension_context
 def communicator():
     """The communicator the workers test, chosen by NNABLA_TEST_COMMUNICATOR: ``cpu`` (MPI,
     default), ``nccl`` (the NCCL plugin's, on GPUs) or ``nccl-fake`` (the NCCL communicator
-    on the CUDA emulation with fake_nccl.FakeNccl standing in for NCCL)."""
+    on the CUDA emulation with fake_nccl.FakeNccl standing in for NCCL). With ``cpu``,
+    NNABLA_TEST_BACKEND names the extension of the context (default ``cpu``; the test
+    plugin's ``toy`` and ``boxed`` have no communicator of their own, so the CPU's serves
+    them, as for any backend without one), which becomes the default context."""
     kind = os.environ.get("NNABLA_TEST_COMMUNICATOR", "cpu")
     if kind == "cpu":
-        ctx = get_extension_context("cpu")
+        ctx = get_extension_context(os.environ.get("NNABLA_TEST_BACKEND", "cpu"))
         comm = C.MultiProcessCommunicator(ctx)
         comm.init()
+        nn.set_default_context(ctx)
         return comm, ctx
     ctx = get_extension_context("cuda")
     if kind == "nccl-fake":

