@@ -299,24 +299,39 @@ def test_initial_values_are_glorot_uniform_and_follow_the_seed():
                                   first)
 
 
+# the towers' outputs with_aux_tower gives: as nnabla 1.39 from the published files (it
+# drops each tower's classifier with its loss), the features before the classifier
+AUX_OUTPUTS = {"GoogLeNet": [("Dropout", (1, 1024)), ("Dropout_2", (1, 1024))],
+               "InceptionV3": [("Conv_7/ReLU", (1, 768, 1, 1))]}
+AUX_CLASSIFIERS = {"GoogLeNet": ["_aux_classifier_1", "_aux_classifier_2"],
+                   "InceptionV3": ["_aux_classifier"]}
+
+
 @pytest.mark.parametrize("name", ["GoogLeNet", "InceptionV3"])
 def test_aux_towers_only_in_training(name, zero_initial_values):
     model = getattr(imagenet, name)(pretrained=False)
     with pytest.raises(ValueError, match="with_aux_tower=True needs training=True"):
         model(with_aux_tower=True)
     outputs = model(training=True, with_aux_tower=True)
-    aux_names = {"GoogLeNet": ["Affine_2", "Affine_4"], "InceptionV3": ["Affine_2"]}[name]
-    assert [y.name for y in outputs] == aux_names + [KEYS[name]["classifier"][0]]
-    assert all(y.shape == (1, 1000) for y in outputs)
+    assert [(y.name, y.shape) for y in outputs] == AUX_OUTPUTS[name] + [
+        (KEYS[name]["classifier"][0], (1, 1000))]
     net = model(training=True, with_aux_tower=True, returns_net=True)
     assert list(net.outputs) == [y.name for y in outputs]
+    assert [t for t, _ in _function_types(outputs[-1])].count("Dropout") == 1
+    for key in AUX_CLASSIFIERS[name]:
+        y = model(use_up_to=key, training=True)
+        assert (y.name, y.shape) == (model._KEY_VARIABLE[key], (1, 1000))
 
 
 def test_aux_tower_parameter_counts(zero_initial_values):
-    imagenet.GoogLeNet(pretrained=False)(training=True, with_aux_tower=True)
+    googlenet = imagenet.GoogLeNet(pretrained=False)
+    for key in AUX_CLASSIFIERS["GoogLeNet"] + ["classifier"]:
+        googlenet(use_up_to=key, training=True)
     assert trainable_count() == googlenet_count(aux=True)
     nn.clear_parameters()
-    imagenet.InceptionV3(pretrained=False)(training=True, with_aux_tower=True)
+    inception = imagenet.InceptionV3(pretrained=False)
+    inception(use_up_to="_aux_classifier", training=True)
+    inception(training=True)
     assert trainable_count() == 27_161_264   # torchvision inception_v3 (aux_logits=True)
 
 

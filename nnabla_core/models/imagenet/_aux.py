@@ -23,9 +23,10 @@ class AuxTowerModel(ImageNetBase):
         """Create the network, as :meth:`ImageNetBase.__call__`.
 
         Args:
-            with_aux_tower (bool): also create the auxiliary classifiers (training only);
-                the result is then the list of the auxiliary classifiers' outputs and the
-                ``use_up_to`` variable (or the network, with ``returns_net``).
+            with_aux_tower (bool): also create the auxiliary towers (training only); the
+                result is then the list of the towers' outputs (without their classifier
+                layers, which nnabla drops with the losses) and the ``use_up_to`` variable
+                (or the network, with ``returns_net``).
 
         Raises:
             ValueError: ``with_aux_tower=True`` with ``training=False``.

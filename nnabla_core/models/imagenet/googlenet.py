@@ -17,7 +17,9 @@ class GoogLeNet(AuxTowerModel):
     https://arxiv.org/abs/1409.4842): nine inception modules, convolutions with biases
     and ReLU, no local response normalization, and two auxiliary classifiers used in
     training (average pooling 5x5/3, 1x1 convolution to 128 channels, affine 1024,
-    dropout 0.7, affine 1000).
+    dropout 0.7, affine 1000); with ``with_aux_tower=True`` the towers' outputs are, as
+    nnabla 1.39 gives them from the published file, their 1024 features before the last
+    affine layer (dropped there with the losses).
 
     Keys of ``use_up_to``:
 
@@ -39,7 +41,7 @@ class GoogLeNet(AuxTowerModel):
         (1, 1024, 7, 7)
         >>> aux1, aux2, y = GoogLeNet(pretrained=False)(training=True, with_aux_tower=True)
         >>> aux1.shape, y.shape
-        ((1, 1000), (1, 1000))
+        ((1, 1024), (1, 1000))
     """
 
     _KEY_VARIABLE = {
@@ -97,7 +99,9 @@ def _inception(b, x, n1, r3, n3, r5, n5, proj):
 
 def _aux_tower(b, x, build):
     """An auxiliary classifier; its layers are numbered even when it is not built, as in
-    the published file (where the tower is dropped)."""
+    the published file (where the tower is dropped). As nnabla 1.39 drops the tower's
+    last affine layer with its loss, ``with_aux_tower`` gives the features before it; the
+    layer is built only for its own key (``_aux_classifier_<n>``)."""
     names = [b.auto(kind) for kind in ("AveragePooling", "Convolution", "ReLU", "Affine",
                                        "ReLU", "Dropout", "Affine")]
     if not build:
@@ -106,4 +110,6 @@ def _aux_tower(b, x, build):
     h = b.relu(names[2], b.conv(names[1], h, 128, (1, 1), with_bias=True))
     h = b.relu(names[4], b.affine(names[3], h, 1024))
     h = b.dropout(names[5], h, 0.7)
-    b.aux_outputs.append(b.affine(names[6], h, 1000))
+    if b.stop_at == names[6]:
+        b.affine(names[6], h, 1000)
+    b.aux_outputs.append(h)

@@ -11,8 +11,10 @@ class InceptionV3(AuxTowerModel):
     35x35 modules, a grid reduction, four 17x17 modules with factorized 7x7 convolutions,
     a grid reduction, two 8x8 modules with expanded filter banks, global average pooling,
     dropout and the classifier; one auxiliary classifier on the last 17x17 module for
-    training. Each convolution is a unit (convolution without bias, batch normalization,
-    ReLU) named ``Conv_<n>``; each module a unit ``Inception_<n>``.
+    training (with ``with_aux_tower=True``, its 768 features before the affine layer, as
+    nnabla 1.39 gives them from the published file). Each convolution is a unit
+    (convolution without bias, batch normalization, ReLU) named ``Conv_<n>``; each module a
+    unit ``Inception_<n>``.
 
     Keys of ``use_up_to``:
 
@@ -148,7 +150,12 @@ def _module_e(b, x):
 
 
 def _aux_tower(b, x):
+    """The auxiliary classifier. As nnabla 1.39 drops its affine layer with the loss,
+    ``with_aux_tower`` gives the 768 features before it; the layer is built only for its
+    own key (``_aux_classifier``)."""
     h = b.avg_pool("AveragePooling", x, (5, 5), (3, 3), True)
     h = _conv(b, h, 128, (1, 1), name="Conv_6")
     h = _conv(b, h, 768, (5, 5), name="Conv_7")
-    b.aux_outputs.append(b.affine("Affine_2", h, 1000))
+    if b.stop_at == "Affine_2":
+        b.affine("Affine_2", h, 1000)
+    b.aux_outputs.append(h)
