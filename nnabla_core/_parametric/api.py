@@ -2,6 +2,7 @@
 
 import functools
 import inspect
+import numbers
 
 import numpy as np
 
@@ -36,9 +37,16 @@ def parametric_function_api(scope_name=None, param_desc=None):
         scope = scope_name if scope_name is not None else func.__name__
         extended = _with_name_argument(signature)
 
+        # The inputs and sizes of nnabla's own layers are checked; a user's function
+        # decorated with this may take anything.
+        first = next(iter(signature.parameters)) \
+            if func.__module__.startswith("nnabla._parametric.") else None
+
         @functools.wraps(func)
         def parametric(*args, **kwargs):
             bound = extended.bind(*args, **kwargs)
+            if first is not None:
+                check_arguments(f"PF.{func.__name__}", first, bound.arguments)
             name = bound.arguments.pop("name", None)
             if name is None:
                 with _parameter.parameter_scope(scope):
@@ -98,3 +106,62 @@ def as_list(value):
 def flat_size(shape):
     """Product of a shape's dimensions, as a Python int."""
     return int(np.prod(shape, dtype=np.int64))
+
+
+def _int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _ints(value):
+    if isinstance(value, np.ndarray):
+        value = value.tolist() if value.ndim == 1 else None
+    return isinstance(value, (tuple, list)) and len(value) > 0 and all(map(_int, value))
+
+
+# Arguments of the parametric functions that are sizes: name -> (int allowed, tuple allowed).
+_SIZE_ARGUMENTS = {
+    "n_outmaps": (True, True), "outmaps": (True, False), "n_inputs": (True, False),
+    "n_features": (True, False), "kernel": (False, True), "multiplier": (True, False),
+    "divisor": (True, False), "group": (True, False),
+}
+_EXPECTED = {(True, True): "a positive int or a tuple of positive ints",
+             (True, False): "a positive int",
+             (False, True): "a tuple of positive ints, one per spatial axis (e.g. (3, 3))"}
+
+
+def _is_variable(value):
+    from .._nd_array import NdArray
+    from .._variable import Variable
+    return isinstance(value, (Variable, NdArray)) or getattr(value, "_is_proto_variable", False)
+
+
+def check_arguments(api, first, arguments):
+    """Raise TypeError (wrong type) or ValueError (not positive) naming ``api`` and the
+    argument when the first argument (the input) is not a variable, or a size argument
+    (outmaps, kernel, ...) is not one.
+
+    Nothing is created before this check, so a failed call changes no parameter.
+    """
+    value = arguments.get(first)
+    if not _is_variable(value):
+        raise TypeError(f"{api}: argument '{first}' is of type {type(value).__name__} "
+                        f"({_short(value)}); expected an nnabla.Variable")
+    for arg, (scalar, sequence) in _SIZE_ARGUMENTS.items():
+        if arg not in arguments:
+            continue
+        value = arguments[arg]
+        if scalar and _int(value):
+            sizes = [value]
+        elif sequence and _ints(value):
+            sizes = list(value)
+        else:
+            raise TypeError(f"{api}: argument '{arg}' is {_short(value)} (of type "
+                            f"{type(value).__name__}); expected {_EXPECTED[scalar, sequence]}")
+        if any(v <= 0 for v in sizes):
+            raise ValueError(f"{api}: argument '{arg}' is {_short(value)}; expected "
+                             f"{_EXPECTED[scalar, sequence]}")
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
