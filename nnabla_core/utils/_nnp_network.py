@@ -140,9 +140,13 @@ class NetworkGraph:
         self.name = proto.name
         self.batch_size = batch_size if batch_size else proto.batch_size
         self.where = f"{where}network {proto.name!r}: "
+        # Declared shapes are checked against the computed ones in fixed-shape networks.
         # Network passes may change arguments (pooling windows, output sizes) without
-        # updating the declared shapes downstream, as nnabla's models rely on.
-        self.check_shapes = True
+        # updating the declared shapes downstream, as nnabla's models rely on; and in a
+        # network saved with a variable batch size nnabla rewrites reshape/broadcast shapes
+        # with the placeholder but leaves some declared shapes as they were at saving time
+        # (a broadcast after a base_axis=2 convolution), so there the computed shapes rule.
+        self.check_shapes = not any(d < 1 for v in proto.variable for d in v.shape.dim)
         self.variables, self.parameters = OrderedDict(), OrderedDict()
         for message in proto.variable:
             self._declare(NetworkVariable(message))

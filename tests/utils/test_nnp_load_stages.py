@@ -123,3 +123,19 @@ def test_an_empty_deconvolution_output_padding_reads_as_zeros():
     w = nn.Variable.from_numpy_array(np.ones((2, 1, 2, 2)))
     y = F.deconvolution(x, w, **args)
     assert y.shape == (1, 1, 4, 4)
+
+
+def test_a_variable_batch_broadcast_loads_at_any_batch_size_as_nnabla(tmp_path):
+    # nnabla 1.39 saves this broadcast with shape (-1, 3, 3, 3) but declares y as
+    # (1, 2, 3, 3, 3); loaded at batch size 8 it gives (8, 3, 3, 3) (recorded from 1.39).
+    x = nn.Variable((1, 2, 3, 2, 2))
+    h = PF.convolution(x, 3, (2, 2), name="c1", base_axis=2)
+    y = F.broadcast(h, shape=(1, 2, 3, 3, 3))
+    path = str(tmp_path / "model.nnp")
+    save(path, {"networks": [{"name": "model", "batch_size": 1, "outputs": {"y": y},
+                              "names": {"x": x}}]})
+    nn.clear_parameters()
+    info = L.load(path, batch_size=8)
+    assert info.networks["model"].variables["y"].variable_instance.shape == (8, 3, 3, 3)
+    net = NnpLoader(path).get_network("model", batch_size=8)
+    assert net.outputs["y"].shape == (8, 3, 3, 3)
