@@ -13,16 +13,23 @@ buffer size (fp32):
   flat buffer and back (the floor of any packing that copies);
 - ``one array``: ``comm.all_reduce(ndarray)`` on an NdArray of that size;
 - ``packed``: ``comm.all_reduce(list)`` of ``--arrays`` NdArrays of equal size summing to
-  that size (the packed path used for gradients and by ``all_reduce_callback``);
+  that size (the packed path used for gradients and by ``all_reduce_callback``), called
+  again and again on the same arrays: after the first call they hold their results in the
+  kept pack, so this is the cost without copies;
+- ``packed, new storage``: the same, but before each call (untimed) every array gets new
+  storage (``copy_from``), as backward gives gradients: the pack is filled by copying (the
+  cost in a training step);
 - ``packed, no layout check``: the same with ``NNABLA_MPI_CHECK_LAYOUT=0`` (no exchange of
   the 16-byte signature before the data);
 - ``inplace``: the same list with ``inplace=True`` (one message per array);
 
 each as the median time of repeated calls (a barrier before each), the algorithm bandwidth
-(bytes / time) and the ratio to ``raw`` (target: <= 1.2). Then it times a training step of
-``examples/train_digits_distributed.py`` with 2 processes against 1 process (same global
-batch), also with ``NNABLA_MPI_CHECK_LAYOUT=0``. Results as one ``BENCH_RESULT`` JSON line
-per measurement (see ``_harness.py``).
+(bytes / time) and the ratio to ``raw`` (target: <= 1.2), and the median CPU time of rank 0
+per call with its ratio to ``raw`` (on a loaded machine the wall times follow the CPU times
+times the load, plus scheduling luck at each synchronisation; the CPU times are steadier).
+Then it times a training step of ``examples/train_digits_distributed.py`` with 2 processes
+against 1 process (same global batch), also with ``NNABLA_MPI_CHECK_LAYOUT=0``. Results as
+one ``BENCH_RESULT`` JSON line per measurement (see ``_harness.py``).
 """
 import argparse
 import json
@@ -57,17 +64,24 @@ def _mpiexec():
 
 
 def _median_seconds(cases, barrier, repeats):
-    """``{name: median seconds}``; the cases take turns (after one warm-up call each), so
-    they see the same machine load."""
+    """``({name: median seconds}, {name: median CPU seconds})`` of this process; the cases
+    take turns (after one warm-up call each), so they see the same machine load. A case is
+    a callable, or ``(setup, run)`` with an untimed ``setup``."""
     times = {name: [] for name in cases}
+    cpu = {name: [] for name in cases}
     for repeat in range(repeats + 1):
         for name, run in cases.items():
+            if isinstance(run, tuple):
+                setup, run = run
+                setup()
             barrier()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             run()
             if repeat:
                 times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
+                cpu[name].append(time.process_time() - start_cpu)
+    return ({name: statistics.median(values) for name, values in times.items()},
+            {name: statistics.median(values) for name, values in cpu.items()})
 
 
 def worker(args):
@@ -94,6 +108,14 @@ def worker(args):
         parts = [nn.NdArray.from_numpy_array(a.copy())
                  for a in np.array_split(flat, args.arrays)]
         host_parts = np.array_split(flat.copy(), args.arrays)
+        renewed = [nn.NdArray.from_numpy_array(a.copy())
+                   for a in np.array_split(flat, args.arrays)]
+        sources = [nn.NdArray.from_numpy_array(a.copy())
+                   for a in np.array_split(flat, args.arrays)]
+
+        def renew():
+            for array, source in zip(renewed, sources):
+                array.copy_from(source)
         scratch = np.empty(count, np.float32)
 
         def raw_packed():
@@ -109,17 +131,19 @@ def worker(args):
             "raw, packed by numpy": raw_packed,
             "one array": lambda: comm.all_reduce(one),
             "packed": lambda: comm.all_reduce(parts),
+            "packed, new storage": (renew, lambda: comm.all_reduce(renewed)),
             "packed, no layout check": lambda: unchecked.all_reduce(parts),
             "inplace": lambda: comm.all_reduce(parts, inplace=True),
         }
-        seconds = _median_seconds(cases, world.Barrier, repeats)
+        seconds, cpu = _median_seconds(cases, world.Barrier, repeats)
         if comm.rank == 0:
             for name, t in seconds.items():
                 print(MARKER + json.dumps({
                     "case": f"all_reduce {name}", "size_mb": size_mb, "arrays":
                     1 if name in ("raw", "one array") else args.arrays, "seconds": t,
                     "gb_per_s": size_mb * MB / t / 1e9, "ratio_to_raw": t / seconds["raw"],
-                    "repeats": repeats}), flush=True)
+                    "cpu_seconds": cpu[name], "cpu_ratio_to_raw": cpu[name] / cpu["raw"],
+                    "repeats": repeats, "load_average": os.getloadavg()[0]}), flush=True)
 
 
 def _step_ms(command, env):
