@@ -31,6 +31,11 @@ def _resolve_slice(spec, in_shapes, args):
     """Fill omitted start/stop/step; shorter lists apply to the trailing axes (as nnabla)."""
     x = tuple(in_shapes[0])
     full = {"start": (0,) * len(x), "stop": x, "step": (1,) * len(x)}
+    given = [(name, args[name]) for name in full if args.get(name) is not None]
+    for name, values in given[1:]:
+        if len(values) != len(given[0][1]):
+            raise spec.value_error(name, f"{len(given[0][1])} values, as many as "
+                                   f"'{given[0][0]}' {tuple(given[0][1])}", values)
     out = dict(args)
     for name, default in full.items():
         given = args.get(name)

@@ -127,7 +127,10 @@ def affine(spec, x, weight, bias, *, base_axis):
     """y = x.reshape(M, K) @ weight.reshape(K, L) (+ bias) with K = prod(x[base_axis:])."""
     base_axis = check_axis(spec, "base_axis", base_axis, len(x))
     k = math.prod(x[base_axis:])
-    if len(weight) < 1 or weight[0] != k:
+    if len(weight) < 2:
+        raise spec.shape_error("weight", f"a matrix or tensor ({k}, outmaps, ...)", weight,
+                               why="the weight needs at least 2 dimensions")
+    if weight[0] != k:
         raise spec.shape_error("weight", f"({k}, ...)", weight,
                                why=f"weight.shape[0] must equal prod(x.shape[{base_axis}:]) "
                                    f"(x.shape={tuple(x)})")
@@ -239,6 +242,9 @@ def pool_spatial_axes(spec, x, n, channel_last):
 def pool_out_size(spec, size, k, p, s, ignore_border):
     if size == 0:
         return 0
+    if ignore_border and size + 2 * p < k:
+        raise spec.value_error("kernel", f"at most the padded input size {size} + 2 * {p} "
+                               "(ignore_border=True)", k)
     out = cdiv(size + 2 * p - k, s) + 1 if ignore_border else cdiv(size + p - 1, s) + 1
     if out <= 0:
         raise spec.value_error("kernel", f"a window that fits the input size {size} + "
@@ -277,8 +283,8 @@ def unpooling(spec, x, *, kernel, channel_last):
 
 
 def embed(spec, x0, w):
-    if len(w) < 1:
-        raise spec.shape_error("w", "at least 1 dimension (vocabulary, ...)", w)
+    if len(w) < 2:
+        raise spec.shape_error("w", "at least 2 dimensions (vocabulary, features...)", w)
     return (tuple(x0) + tuple(w[1:]),)
 
 

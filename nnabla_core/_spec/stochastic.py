@@ -55,6 +55,13 @@ def randint(spec, *, low, high, shape, seed):
     return generator(spec, shape=shape, seed=seed)
 
 
+def rand(spec, *, low, high, shape, seed):
+    if not high > low:
+        raise spec.value_error("high", f"a value greater than low={low}", high,
+                               why="values are drawn from [low, high)")
+    return generator(spec, shape=shape, seed=seed)
+
+
 def randn(spec, *, mu, sigma, shape, seed):
     if sigma < 0:
         raise spec.value_error("sigma", "a non-negative standard deviation", sigma)
@@ -168,7 +175,7 @@ SPECS = [
         doc="Zeroes each element with probability p and scales the kept ones by "
             "1 / (1 - p); the backward pass uses the same mask."),
     _generator_spec("Rand", "rand", (Arg("low", "float", 0), Arg("high", "float", 1)),
-                    generator, "Uniform samples in [low, high)."),
+                    rand, "Uniform samples in [low, high)."),
     _generator_spec("Randint", "randint", (Arg("low", "int", 0), Arg("high", "int", 1)),
                     randint, "Integer samples uniform in [low, high), stored as int32.",
                     dtype="int32"),

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import nnabla as nn
+import nnabla.functions as F
 import nnabla.parametric_functions as PF
 
 
@@ -65,3 +66,55 @@ def test_user_parametric_functions_are_not_checked():
     def mine(shape, fix_parameters=False):
         return nn.parameter.get_parameter_or_create("w", shape)
     assert mine((2,)).shape == (2,)
+
+
+def _int_var(values):
+    return nn.Variable.from_numpy_array(np.array(values, np.int32))
+
+
+@pytest.mark.parametrize("call, fragments", [
+    (lambda: F.affine(_x(), nn.Variable((3,))),
+     ["F.affine", "argument 'weight'", "(3,)", "at least 2 dimensions"]),
+    (lambda: F.affine(_x(), nn.Variable((4, 2))), ["F.affine", "argument 'weight'", "(3, ...)"]),
+    (lambda: F.embed(_int_var([0, 1]), nn.Variable((5,))),
+     ["F.embed", "argument 'w'", "(5,)", "at least 2 dimensions"]),
+    (lambda: F.max_pooling(nn.Variable((1, 1, 2, 2)), (3, 3), ignore_border=True),
+     ["F.max_pooling", "argument 'kernel'", "padded input size 2"]),
+    (lambda: F.average_pooling(nn.Variable((1, 1, 2, 5)), (3, 3), pad=(0, 0)),
+     ["F.average_pooling", "argument 'kernel'"]),
+    (lambda: F.sum_pooling(nn.Variable((1, 1, 2, 2)), (5, 5), pad=(1, 1)),
+     ["F.sum_pooling", "argument 'kernel'", "2 + 2 * 1"]),
+    (lambda: F.interpolate(nn.Variable((1, 1, 4, 4)), output_size=(8, 8, 8, 8)),
+     ["F.interpolate", "argument 'output_size'", "1, 2 or 3 sizes"]),
+    (lambda: F.interpolate(nn.Variable((4, 4)), output_size=(8, 8, 8)),
+     ["F.interpolate", "argument 'x'", "at least 3 dimensions"]),
+    (lambda: F.slice(_x(), (0,), (1, 2), (1, 1)),
+     ["F.slice", "argument 'stop' is (1, 2)", "as many as 'start' (0,)"]),
+    (lambda: F.slice(_x(), (0, 0), (1, 2), (1,)), ["F.slice", "argument 'step' is (1,)"]),
+    (lambda: F.slice(_x(), (0, 0, 0)), ["F.slice", "argument 'start'", "at most 2 values"]),
+    (lambda: F.rand(1.0, 0.0, shape=(2,)), ["F.rand", "argument 'high' is 0.0", "low=1.0"]),
+    (lambda: F.rand(1.0, 1.0, shape=(2,)), ["F.rand", "argument 'high' is 1.0"]),
+    (lambda: F.softmax_cross_entropy(_x(), _int_var([[3], [0]])),
+     ["F.softmax_cross_entropy", "argument 'target' is 3", "[0, 3)"]),
+])
+def test_functions_reject_bad_shapes_and_values(call, fragments):
+    # A ValueError, and a RuntimeError as nnabla raises from a function's setup.
+    with pytest.raises(ValueError) as info:
+        y = call()
+        y.forward()
+    assert isinstance(info.value, RuntimeError)
+    for fragment in fragments:
+        assert fragment in str(info.value), (fragment, str(info.value))
+
+
+def test_nnabla_conventions_that_stay_valid():
+    # As nnabla 1.39: a 1-D output_size interpolates the last axis; softmax_cross_entropy
+    # ignores negative labels (loss 0); one_hot wraps indices in [-n, -1] and gives a zero
+    # vector beyond the range (nnabla's documented behaviour, not an error).
+    assert F.interpolate(nn.Variable((1, 1, 4, 4)), output_size=(8,)).shape == (1, 1, 4, 8)
+    loss = F.softmax_cross_entropy(_x(), _int_var([[-1], [0]]))
+    loss.forward()
+    np.testing.assert_allclose(loss.d.ravel(), [0.0, np.log(3.0)], rtol=1e-6)
+    y = F.one_hot(_int_var([[-1], [1], [3]]), (3,))
+    y.forward()
+    np.testing.assert_array_equal(y.d, [[0, 0, 1], [0, 1, 0], [0, 0, 0]])
