@@ -28,9 +28,10 @@ try:
     from tensorboardX.proto.types_pb2 import DT_FLOAT
     from tensorboardX.proto.versions_pb2 import VersionDef
 except ImportError as error:   # pragma: no cover - depends on the environment
-    raise ImportError(
+    raise ModuleNotFoundError(
         "nnabla.experimental.tb_graph_writer needs the package tensorboardX "
-        "(pip install tensorboardX); it could not be imported: " + str(error)) from error
+        "(pip install tensorboardX, or the 'tensorboard' extra of nnabla); it could not be "
+        "imported: " + str(error), name="tensorboardX") from error
 
 from ..parameter import get_parameters
 

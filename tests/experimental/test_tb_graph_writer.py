@@ -11,6 +11,20 @@ import nnabla as nn
 import nnabla.functions as F
 import nnabla.parametric_functions as PF
 
+
+
+def test_without_tensorboardx_the_import_error_names_the_package(monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tensorboardX", None)
+    monkeypatch.delitem(sys.modules, "nnabla.experimental.tb_graph_writer", raising=False)
+    with pytest.raises(ModuleNotFoundError, match="pip install tensorboardX") as error:
+        importlib.import_module("nnabla.experimental.tb_graph_writer")
+    assert error.value.name == "tensorboardX"
+    monkeypatch.delitem(sys.modules, "nnabla.experimental.tb_graph_writer", raising=False)
+
+
 pytest.importorskip("tensorboardX", reason="TBGraphWriter needs tensorboardX (test extra)")
 from nnabla.experimental.tb_graph_writer import TBGraphWriter  # noqa: E402
 from tensorboardX.proto import event_pb2  # noqa: E402
