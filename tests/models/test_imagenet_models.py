@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import nnabla as nn
-from nnabla.models.imagenet import VGG11, MobileNetV2, ResNet18, ResNet50, SENet
+from nnabla.models.imagenet import ResNet18, ResNet50, SENet
 from nnabla.utils.download import DownloadError
 
 
@@ -75,18 +75,6 @@ def test_inference_parameters_are_fixed():
     y = ResNet18(pretrained=False)(nn.Variable((1, 3, 224, 224)), use_up_to="pool")
     assert not any(v.need_grad for v in nn.get_parameters(grad_only=False).values())
     assert y.parent.info.type_name == "AveragePooling"
-
-
-def test_mobilenet_v2_and_vgg_keys(zero_initial_values):
-    x = nn.Variable((1, 3, 224, 224))
-    assert MobileNetV2(pretrained=False)(x, use_up_to="lastconv+relu").shape == (1, 1280, 7, 7)
-    assert MobileNetV2(pretrained=False)(x).name == "Reshape"
-    nn.clear_parameters()
-    vgg = VGG11(pretrained=False)
-    assert vgg(x, use_up_to="lastconv").name == "VGG11/Convolution_12"
-    y = vgg(x, use_up_to="lastfeature")
-    assert y.shape == (1, 4096)
-    assert "VGG11/Affine_2/affine/W" in nn.get_parameters(grad_only=False)
 
 
 def test_unknown_key_names_the_available_ones():

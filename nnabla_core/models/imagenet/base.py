@@ -51,6 +51,7 @@ class ImageNetBase:
         downloading it from ``<url base>imagenet/<stem>/<stem>.nnp`` when missing; nothing
         with ``pretrained=False`` (or ``NNABLA_MODELS_PRETRAINED=0``)."""
         rel_name, rel_url = rel_name or f"{stem}.nnp", f"{stem}/{stem}.nnp"
+        self._rel_name = rel_name
         self.pretrained = pretrained_from_env() if pretrained is None else bool(pretrained)
         self.nnp = None
         if not self.pretrained:
