@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import nnabla as nn
+import nnabla.models.imagenet as imagenet
 from nnabla.models.imagenet import ResNet18, ResNet50, SENet
 from nnabla.utils.download import DownloadError
 
@@ -98,3 +99,18 @@ def test_offline_download_names_the_url_and_the_destination(monkeypatch, tmp_pat
     assert "http://127.0.0.1:9/models/imagenet/Resnet-18/Resnet-18.nnp" in message
     assert str(tmp_path / "nnabla_data" / "nnp_models" / "imagenet" / "Resnet-18.nnp") in message
     assert not list((tmp_path / "nnabla_data" / "nnp_models" / "imagenet").iterdir())
+
+
+@pytest.mark.parametrize("name, middle", [("ResNet50", (512, 512, 3, 3)),
+                                          ("ResNeXt50", (1024, 32, 3, 3))])
+def test_bottleneck_networks_number_layers_in_graph_order(name, middle, zero_initial_values):
+    # seven convolutions a stage (projection shortcut first), so stage 4 is 23..29, and
+    # six ReLUs a stage, which gives the keys' ReLU_25 (see ResNet._layer_names)
+    getattr(imagenet, name)(pretrained=False)()
+    params = nn.get_parameters(grad_only=False)
+    assert params["Convolution_2/conv/W"].shape == (256, 64, 1, 1)
+    assert params["Convolution_23/conv/W"].shape == (2048, 1024, 1, 1)
+    assert params["Convolution_25/conv/W"].shape == middle
+    assert params["Convolution_29[1]/conv/W"].shape == (2048, middle[0], 1, 1)
+    assert params["BatchNormalization_29[1]/bn/gamma"].shape == (1, 2048, 1, 1)
+    assert len([k for k in params if k.endswith("/conv/W")]) == 1 + 16 * 3 + 4

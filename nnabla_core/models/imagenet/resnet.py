@@ -67,31 +67,31 @@ class ResNet(ImageNetBase):
         h = b.conv("Convolution", x, 64, (7, 7), (3, 3), (2, 2))
         h = b.relu("ReLU", b.bn("BatchNormalization", h))
         h = b.max_pool("MaxPooling", h, (3, 3), (2, 2), True, (1, 1))
-        self._counter = 100   # numbers of bottleneck layers no key names start here
         for stage, n_blocks in enumerate(_BLOCKS[self.num_layers]):
             maps = 64 * 2 ** stage
             stride = (1, 1) if stage == 0 else (2, 2)
             h = self._block(b, h, stage, maps, stride, None)
-            first_number = self._counter
-            for i in range(n_blocks - 1):
-                self._counter = first_number    # every copy of a repeat has the same names
+            for i in range(n_blocks - 1):   # every copy of a repeat has the same names
                 h = self._block(b, h, stage, maps, (1, 1), (_REPEAT[stage], i))
         h = b.avg_pool("AveragePooling", h, (7, 7), (7, 7), False)
         return b.affine("Affine", h, 1000)
 
     def _layer_names(self, stage, rep, has_shortcut):
-        """Layer numbers of one block: (shortcut, convolutions, middle ReLUs). The basic
-        blocks (18, 34) follow Neural Network Console's ResNet-18 numbering."""
+        """Layer numbers of one block: (shortcut, convolutions, middle ReLUs).
+
+        The bottleneck networks number their layers in graph order, a stage taking seven
+        convolutions (shortcut, three, and the repeat block's three) and six ReLUs; that
+        order gives the published keys' ReLU_4, ReLU_7, ..., ReLU_25. The basic blocks
+        (18, 34) follow Neural Network Console's ResNet-18, which keeps those numbers
+        with one convolution and one ReLU per block left out."""
         s = stage + 1
         if self.num_layers < 50:
             if rep is None:
                 return 7 * s - 5, (7 * s - 4, 7 * s - 3), (6 * s - 4,)
             return None, (7 * s - 1, 7 * s), (6 * s - 1,)
-        numbers = []
-        for _ in range(1 + 3 + 2):
-            self._counter += 1
-            numbers.append(self._counter)
-        return numbers[0], tuple(numbers[1:4]), tuple(numbers[4:])
+        if rep is None:
+            return 7 * s - 5, (7 * s - 4, 7 * s - 3, 7 * s - 2), (6 * s - 4, 6 * s - 3)
+        return None, (7 * s - 1, 7 * s, 7 * s + 1), (6 * s - 1, 6 * s)
 
     def _block(self, b, x, stage, maps, stride, rep):
         bottleneck = self.num_layers >= 50
