@@ -89,9 +89,7 @@ class ResNet(ImageNetBase):
             if rep is None:
                 return 7 * s - 5, (7 * s - 4, 7 * s - 3), (6 * s - 4,)
             return None, (7 * s - 1, 7 * s), (6 * s - 1,)
-        if rep is None:
-            return 7 * s - 5, (7 * s - 4, 7 * s - 3, 7 * s - 2), (6 * s - 4, 6 * s - 3)
-        return None, (7 * s - 1, 7 * s, 7 * s + 1), (6 * s - 1, 6 * s)
+        return bottleneck_numbers(stage, rep)
 
     def _block(self, b, x, stage, maps, stride, rep):
         bottleneck = self.num_layers >= 50
@@ -123,6 +121,15 @@ class ResNet(ImageNetBase):
 
 def _name(kind, number):
     return kind if number == 1 else f"{kind}_{number}"
+
+
+def bottleneck_numbers(stage, rep):
+    """(shortcut, convolutions, middle ReLUs) numbers of a bottleneck block of ``stage``
+    (0-based), the first (``rep`` None) or the repeat block's (see ResNet._layer_names)."""
+    s = stage + 1
+    if rep is None:
+        return 7 * s - 5, (7 * s - 4, 7 * s - 3, 7 * s - 2), (6 * s - 4, 6 * s - 3)
+    return None, (7 * s - 1, 7 * s, 7 * s + 1), (6 * s - 1, 6 * s)
 
 
 class ResNet18(ResNet):
