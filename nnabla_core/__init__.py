@@ -27,6 +27,9 @@ from ._recompute import get_global_recompute, recompute, recompute_fn  # noqa: E
 from ._array_preference import (array_classes, prefer_cached_array,  # noqa: E402,F401
                                 reset_array_preference)
 from ._grad import grad  # noqa: E402,F401
+from .callback import (set_function_post_hook, set_function_pre_hook,  # noqa: E402,F401
+                       set_solver_post_hook, set_solver_pre_hook, unset_function_post_hook,
+                       unset_function_pre_hook, unset_solver_post_hook, unset_solver_pre_hook)
 from . import _operators  # noqa: E402
 from .core import graph_def  # noqa: E402,F401
 from .core.graph_def import ProtoVariable  # noqa: E402,F401

@@ -128,6 +128,21 @@ class SyncedArray:
         self.nbytes_held += n
         _account(n)
 
+    def swap_out(self, family, to=HOST):
+        """Move the contents out of ``family``'s heads into a head of family ``to`` (a
+        copy in the same dtype, unless ``to`` already holds a valid head), then drop
+        ``family``'s heads; contents and ``modification_count`` are unchanged
+        (``nnabla.lms``). Returns the bytes released."""
+        held = [key for key in self.heads if key[0] is family]
+        if not held or family is to:
+            return 0
+        if not any(key[0] is to for key in self.heads):
+            self.get(held[0][1], to)
+        released = sum(family.nbytes(self.heads.pop(key)) for key in held)
+        self.nbytes_held -= released
+        _memory["in_use"] -= released
+        return released
+
     def _drop_all(self):
         self.heads = {}
         _memory["in_use"] -= self.nbytes_held

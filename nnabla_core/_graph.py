@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from . import _execute
+from . import _execute, callback
 from ._array import F32, SyncedArray, SyncedArrayView
 from ._spec.binding import infer
 from ._state import STATE
@@ -242,6 +242,7 @@ def forward(roots, clear_buffer=False, clear_no_need_grad=False, pre_hook=None, 
 
 
 def _forward(roots, clear_buffer, clear_no_need_grad, pre_hook, post_hook):
+    pre_hook, post_hook = callback.function_hooks(pre_hook, post_hook)
     plan = get_plan(roots)
     functions = plan.functions
     mode = "all" if clear_buffer else ("no_need_grad" if clear_no_need_grad else "none")
@@ -327,6 +328,7 @@ def _backward_steps(plan):
 
 def _backward(root, seed, clear_buffer, communicator_callbacks, pre_hook, post_hook,
               temporary_seed=False):
+    pre_hook, post_hook = callback.function_hooks(pre_hook, post_hook)
     plan = get_plan([root])
     if not plan.functions:
         return

@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _solver_states
+from . import _solver_states, callback
 from ._spec.solvers import SPECS
 from .context import get_current_context
 from .plugins.resolve import solver_binding
@@ -281,17 +281,25 @@ class Solver:
     # -- per-parameter operations ---------------------------------------------------------
     def _each_with_grad(self, pre_hook, post_hook):
         """Yield ``(key, data, grad)`` (SyncedArrays) of the parameters whose gradient was
-        computed, between hooks."""
-        for key, var in list(self._params.items()):
-            node = var._node
-            grad = node.grad
-            if _grad_is_zeroing(grad):
-                continue
-            if pre_hook is not None:
-                pre_hook()
-            yield key, node.data, grad
-            if post_hook is not None:
-                post_hook()
+        computed, between hooks (the global solver hooks of :mod:`nnabla.callback` too)."""
+        pre_hook, post_hook, publish = callback.solver_hooks(pre_hook, post_hook)
+        try:
+            for key, var in list(self._params.items()):
+                node = var._node
+                grad = node.grad
+                if _grad_is_zeroing(grad):
+                    continue
+                if publish:
+                    states = self._states.get(key)
+                    callback.UPDATING[0] = (node.data, grad) + tuple(
+                        v._node.data for v in (states.pstate.values() if states else ()))
+                if pre_hook is not None:
+                    pre_hook()
+                yield key, node.data, grad
+                if post_hook is not None:
+                    post_hook()
+        finally:
+            callback.UPDATING[0] = None
 
     def zero_grad(self):
         """Set the gradients of all registered parameters to zero (lazily)."""
