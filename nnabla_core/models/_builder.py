@@ -50,10 +50,6 @@ class _GlorotUniform:
         return values
 
 
-def _glorot(shape, fan_in, fan_out):
-    return _GlorotUniform(fan_in, fan_out)
-
-
 class Builder:
     """Creates named layers; stops (:class:`StopBuilding`) at ``stop_at``.
 
@@ -62,6 +58,13 @@ class Builder:
             gradients; dropouts are kept.
         stop_at (str): the variable to stop at (a ``use_up_to`` key's variable).
         global_pooling (tuple): (name of the final average pooling, force, check).
+        prefix (str): the unit the layers are made in (``'VGG11/'``); variables and
+            parameter scopes alike (``prefix`` and ``scope_prefix`` afterwards).
+        reserved (iterable of str): full variable names :meth:`auto` never gives (those a
+            model names explicitly, out of graph order).
+
+    ``aux_outputs`` collects the outputs of auxiliary towers, which ``returns_net`` lists
+    before the last variable.
     """
 
     def __init__(self, training, stop_at, global_pooling=(None, False, True), prefix="",
@@ -140,7 +143,7 @@ class Builder:
         shape = (maps, inmaps // group) + tuple(kernel)
         k = int(np.prod(kernel))
         w = self.param(scope, "conv/W", shape,
-                       _glorot(shape, inmaps // group * k, maps * k // group))
+                       _GlorotUniform(inmaps // group * k, maps * k // group))
         b = self.param(scope, "conv/b", (maps,), I.ConstantInitializer(0)) if with_bias \
             else None
         h = F.convolution(x, w, b, base_axis=1, pad=pad, stride=stride, group=group)
@@ -153,7 +156,7 @@ class Builder:
         _, scope = self._names(name, rep)
         shape = (x.shape[1],) + tuple(kernel)
         k = int(np.prod(kernel))
-        w = self.param(scope, "depthwise_conv/W", shape, _glorot(shape, k, k))
+        w = self.param(scope, "depthwise_conv/W", shape, _GlorotUniform(k, k))
         b = self.param(scope, "depthwise_conv/b", shape[:1], I.ConstantInitializer(0)) \
             if with_bias else None
         h = F.depthwise_convolution(x, w, b, base_axis=1, pad=pad, stride=stride)
@@ -174,7 +177,7 @@ class Builder:
     def affine(self, name, x, n, rep=None):
         _, scope = self._names(name, rep)
         fan_in = int(np.prod(x.shape[1:]))
-        w = self.param(scope, "affine/W", (fan_in, n), _glorot((fan_in, n), fan_in, n))
+        w = self.param(scope, "affine/W", (fan_in, n), _GlorotUniform(fan_in, n))
         b = self.param(scope, "affine/b", (n,), I.ConstantInitializer(0))
         return self.out(name, F.affine(x, w, b), rep)
 
