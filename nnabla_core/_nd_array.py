@@ -11,8 +11,38 @@ from .context import get_current_context
 from .plugins.resolve import family_of_context
 
 
+class UnsupportedDtypeError(TypeError, RuntimeError):
+    """An array type nnabla cannot hold (complex, object, strings, dates): a ``TypeError``,
+    and a ``RuntimeError`` as nnabla raises ("Unknown dtype")."""
+
+
+def check_dtype(dtype, api, arg):
+    """``dtype`` as a numpy dtype when nnabla can hold it (bool, integers, floats), else
+    :class:`UnsupportedDtypeError` naming ``api`` and the argument ``arg``."""
+    dt = np.dtype(dtype)
+    if dt.kind not in "biuf":
+        raise UnsupportedDtypeError(f"{api}: argument '{arg}' has dtype {dt}; expected a "
+                                    "bool, integer or floating-point type")
+    return dt
+
+
+def as_host_array(value, api, arg):
+    """``np.asarray(value)``, refusing None and types nnabla cannot hold."""
+    if value is None:
+        raise TypeError(f"{api}: argument '{arg}' is None; expected an array (numpy array, "
+                        "list or number)")
+    value = np.asarray(value)
+    check_dtype(value.dtype, api, arg)
+    return value
+
+
+def _squeezed(shape):
+    """``shape`` without its size-1 axes (shapes that hold the same values in order)."""
+    return tuple(d for d in shape if d != 1)
+
+
 def _as_dtype(dtype):
-    return np.dtype(dtype)
+    return check_dtype(dtype, "NdArray", "dtype")
 
 
 def _context_dtype():
@@ -71,8 +101,12 @@ class NdArray:
 
     @staticmethod
     def from_numpy_array(nparr):
-        """Create an NdArray holding a copy of ``nparr``."""
-        nparr = np.asarray(nparr)
+        """Create an NdArray holding a copy of ``nparr``.
+
+        Raises:
+            TypeError: ``nparr`` is None, or of a type nnabla cannot hold (complex, object).
+        """
+        nparr = as_host_array(nparr, "NdArray.from_numpy_array", "nparr")
         a = NdArray(nparr.shape)
         a.data = nparr
         return a
@@ -149,8 +183,9 @@ class NdArray:
             value = np.full(a.shape, value)     # not exact in float64: int64, as nnabla
         if isinstance(value, NdArray):
             value = value.data
-        value = np.asarray(value)
-        if value.shape != a.shape and value.size != int(np.prod(a.shape)):
+        value = as_host_array(value, "NdArray.data", "value")
+        if value.shape != a.shape and (value.size != int(np.prod(a.shape)) or _squeezed(
+                value.shape) != _squeezed(a.shape)):
             raise ValueError(f"NdArray.data: cannot assign an array of shape {value.shape} "
                              f"to an array of shape {a.shape}")
         if value.dtype != a.dtype:
@@ -172,7 +207,7 @@ class NdArray:
         """Cast in place to ``dtype``; returns the numpy array when ``ctx`` is None."""
         a = self._array
         if dtype is not a.dtype:
-            a.dtype = _as_dtype(dtype)
+            a.dtype = check_dtype(dtype, "NdArray.cast", "dtype")
         if ctx is None:
             return a.cast(a.dtype, HOST)
         a.cast(a.dtype, family_of_context(ctx))

@@ -17,7 +17,7 @@ from . import _execute
 from ._array import F32, SyncedArray
 from .array_family import HOST
 from . import _graph
-from ._nd_array import NdArray
+from ._nd_array import NdArray, as_host_array
 from ._state import STATE
 
 
@@ -111,16 +111,24 @@ def _seed(root, grad):
 
 
 def _shape_arg(shape, api):
-    if isinstance(shape, numbers.Integral):
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
         return (int(shape),)
     try:
-        shape = tuple(int(s) for s in shape)
+        dims = tuple(shape) if not isinstance(shape, (str, bytes)) else None
     except TypeError:
+        dims = None
+    if dims is None or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool)
+                               for s in dims):
         raise TypeError(f"{api}: argument 'shape' must be a sequence of ints; "
-                        f"given {shape!r}") from None
+                        f"given {shape!r}")
+    shape = tuple(int(s) for s in dims)
     if any(s < 0 for s in shape):
         raise ValueError(f"{api}: argument 'shape' has a negative size: {shape}")
     return shape
+
+
+class _RewireShapeError(ValueError, RuntimeError):
+    """rewire_on between variables of different shapes (nnabla raises a RuntimeError)."""
 
 
 class Variable:
@@ -154,8 +162,8 @@ class Variable:
 
     def __del__(self):
         # auto-forward: the last handle of an intermediate no backward reads clears its data
-        node = self._node
-        if node.auto and not node.needed and not node.persistent and node.parent is not None:
+        node = getattr(self, "_node", None)     # None: the constructor raised
+        if node is not None and node.auto and not node.needed and not node.persistent and node.parent is not None:
             data = node.data
             if data.sharers is not None and _shared_with_another_handle(data, node):
                 return
@@ -170,12 +178,23 @@ class Variable:
 
     @staticmethod
     def from_numpy_array(data, grad=None, need_grad=None):
-        """A Variable holding a copy of ``data`` (and ``grad`` if given)."""
-        data = np.asarray(data)
+        """A Variable holding a copy of ``data`` (and ``grad`` if given).
+
+        Raises:
+            TypeError: ``data`` is None, or either array has a type nnabla cannot hold
+                (complex, object).
+            ValueError: ``grad`` has another shape than ``data``.
+        """
+        data = as_host_array(data, "Variable.from_numpy_array", "data")
+        if grad is not None:
+            grad = as_host_array(grad, "Variable.from_numpy_array", "grad")
+            if grad.shape != data.shape:
+                raise ValueError(f"Variable.from_numpy_array: argument 'grad' has shape "
+                                 f"{grad.shape}; expected data's shape {data.shape}")
         v = Variable(data.shape, need_grad=bool(need_grad))
         v.d = data
         if grad is not None:
-            v.g = np.asarray(grad)
+            v.g = grad
         return v
 
     # -- data and grad --------------------------------------------------------------------
@@ -372,7 +391,20 @@ class Variable:
         return self.get_unlinked_variable(need_grad)
 
     def rewire_on(self, var):
-        """Put the graph that consumes this variable on top of ``var``'s graph."""
+        """Put the graph that consumes this variable on top of ``var``'s graph.
+
+        Raises:
+            TypeError: ``var`` is not a Variable.
+            ValueError: the shapes differ (also a RuntimeError, as nnabla raises); nothing
+                is rewired then.
+        """
+        if not isinstance(var, Variable):
+            raise TypeError(f"Variable.rewire_on: argument 'var' is of type "
+                            f"{type(var).__name__}; expected an nnabla.Variable")
+        if tuple(var.shape) != tuple(self.shape):
+            raise _RewireShapeError(f"Variable.rewire_on: argument 'var' has shape "
+                                    f"{tuple(var.shape)}; expected this variable's shape "
+                                    f"{tuple(self.shape)}")
         _graph.rewire_on(self._node, var._node)
 
     def visit(self, f):

@@ -118,3 +118,49 @@ def test_nnabla_conventions_that_stay_valid():
     y = F.one_hot(_int_var([[-1], [1], [3]]), (3,))
     y.forward()
     np.testing.assert_array_equal(y.d, [[0, 0, 1], [0, 1, 0], [0, 0, 0]])
+
+
+@pytest.mark.parametrize("call, error, fragments", [
+    (lambda: nn.Variable.from_numpy_array(np.ones(2, np.complex64)), TypeError,
+     ["Variable.from_numpy_array", "argument 'data'", "complex64"]),
+    (lambda: nn.NdArray.from_numpy_array(np.ones(2, np.complex128)), TypeError,
+     ["NdArray.from_numpy_array", "argument 'nparr'", "complex128"]),
+    (lambda: nn.NdArray((2,)).cast(np.complex64), TypeError,
+     ["NdArray.cast", "argument 'dtype'", "complex64"]),
+    (lambda: nn.Variable.from_numpy_array(None), TypeError,
+     ["Variable.from_numpy_array", "argument 'data' is None"]),
+    (lambda: nn.NdArray.from_numpy_array(None), TypeError,
+     ["NdArray.from_numpy_array", "argument 'nparr' is None"]),
+    (lambda: nn.Variable.from_numpy_array(np.array(["a"])), TypeError, ["dtype <U1"]),
+    (lambda: nn.Variable.from_numpy_array(np.ones(3), grad=np.ones(2)), ValueError,
+     ["argument 'grad' has shape (2,)", "(3,)"]),
+    (lambda: nn.Variable((2.5, 3)), TypeError, ["nn.Variable", "argument 'shape'", "2.5"]),
+    (lambda: nn.Variable("23"), TypeError, ["nn.Variable", "argument 'shape'", "'23'"]),
+    (lambda: nn.Variable((2, -1)), ValueError, ["nn.Variable", "negative size"]),
+])
+def test_arrays_and_variables_refuse_what_nnabla_cannot_hold(call, error, fragments):
+    _raises(error, fragments, call)
+
+
+@pytest.mark.parametrize("value", [np.ones(3), np.ones((1, 3)), np.ones((3, 2)), np.ones(6)])
+@pytest.mark.parametrize("attr", ["d", "g"])
+def test_assigning_another_shape_to_d_or_g_raises_and_keeps_the_values(attr, value):
+    v = nn.Variable.from_numpy_array(np.full((2, 3), 5.0, np.float32))
+    v.g = np.full((2, 3), 5.0, np.float32)
+    with pytest.raises(ValueError, match=r"NdArray.data: cannot assign an array of shape"):
+        setattr(v, attr, value)
+    np.testing.assert_array_equal(getattr(v, attr), np.full((2, 3), 5.0))
+    v.d = np.arange(6.0).reshape(2, 3, 1)           # the same values in order: accepted
+    np.testing.assert_array_equal(v.d, np.arange(6.0).reshape(2, 3))
+
+
+def test_rewire_on_checks_the_other_variable():
+    a, b = nn.Variable((2, 3)), nn.Variable((3, 2))
+    y = F.relu(a)
+    with pytest.raises(ValueError, match=r"Variable.rewire_on: argument 'var' has shape "
+                       r"\(3, 2\); expected this variable's shape \(2, 3\)") as info:
+        a.rewire_on(F.identity(b))
+    assert isinstance(info.value, RuntimeError)      # nnabla raises a RuntimeError
+    assert y.parent.inputs[0].shape == (2, 3)        # nothing rewired
+    with pytest.raises(TypeError, match="argument 'var' is of type ndarray"):
+        a.rewire_on(np.ones((2, 3)))
