@@ -4,12 +4,13 @@ Run with an interpreter that has nnabla 1.39 (``NNABLA_REFERENCE_PYTHON``)::
 
     $NNABLA_REFERENCE_PYTHON tools/record_converter_csrc.py
 
-For each model ``tests/data/converter/nnb/<model>.nnp`` (saved by nnabla 1.39, see
-``tools/record_converter_nnb.py``), and ``tests/data/converter/csrc/generator.nnp`` (saved
-here: an input ``z`` of the executor is a generator variable, which nnabla's ``save`` makes
-a ``Constant`` of 0, so its values are deterministic), and each batch-size variant it writes
-nnabla's
-``convert_files`` CSRC output into ``tests/data/converter/csrc/<model><variant>/``:
+Models: ``tests/data/converter/nnb/{mlp,cnn,arrays}.nnp`` (saved by nnabla 1.39, see
+``tools/record_converter_nnb.py``) and two saved here by nnabla 1.39 into
+``tests/data/converter/csrc/``: ``generator.nnp`` (an input ``z`` of the executor is a
+generator variable, which nnabla's ``save`` makes a ``Constant`` of 0, so its values are
+deterministic) and ``functions.nnp`` (many function types and argument kinds). For each
+model and batch-size variant it writes nnabla's ``convert_files`` CSRC output into
+``tests/data/converter/csrc/<model><variant>/``:
 ``<network>_inference.h``/``.c``, ``<network>_parameters.h``/``.c`` (when the network has
 parameters), ``<network>_example.c`` and ``GNUmakefile``. Variants: ``""`` batch size 1 (the
 CLI's default), ``.b3`` batch size 3, ``.bfile`` batch size -1 (the file's). nnabla's output
@@ -61,6 +62,45 @@ def _save_generator_model(path):
                                "generator_variables": ["z"], "output": ["y"]}]})
 
 
+def _save_functions_model(path):
+    """A model of many function types and argument kinds (grouped convolution,
+    deconvolution, pooling, interpolate and pad with string modes, slice, split and stack,
+    transpose, flip, reductions, scalar and elementwise arithmetic, prelu, broadcast,
+    softmax)."""
+    import numpy as np
+
+    import nnabla as nn
+    import nnabla.functions as F
+    import nnabla.parametric_functions as PF
+    from nnabla.utils.save import save
+
+    nn.clear_parameters()
+    x = nn.Variable((2, 4, 8, 8))
+    h = PF.convolution(x, 8, (3, 3), pad=(1, 1), group=2, name="c1")
+    h = PF.deconvolution(h, 4, (2, 2), stride=(2, 2), name="d1")
+    h = F.max_pooling(h, (2, 2), stride=(2, 2))
+    h = F.average_pooling(h, (2, 2), ignore_border=False, including_pad=False)
+    h = F.interpolate(h, output_size=(8, 8), mode="nearest")
+    h = F.pad(h, (1, 1, 1, 1), mode="reflect")
+    h = F.slice(h, start=(0, 0, 1, 1), stop=(2, 4, 9, 9), step=(1, 1, 1, 1))
+    h = F.stack(*F.split(h, axis=1), axis=1)
+    h = F.flip(F.transpose(h, (0, 2, 3, 1)), axes=[1])
+    h = F.elu(F.leaky_relu(h, alpha=0.3), alpha=1.5)
+    h = PF.prelu(F.reshape(h, (2, -1)), base_axis=1, name="pr")
+    h = F.sum(h, axis=1, keepdims=True) + F.mean(h, axis=[1], keepdims=True) * F.max(
+        h, axis=1, keepdims=True)
+    h = F.pow_scalar(h, 2.0) + F.r_sub_scalar(h, 1.5)
+    h = F.sigmoid(h) * F.swish(h) + F.softplus(h, beta=2.0)
+    y = F.softmax(F.broadcast(h, (2, 5)), axis=1)
+    rng = np.random.RandomState(11)
+    for p in nn.get_parameters(grad_only=False).values():
+        p.d = rng.randn(*p.shape)
+    save(path, {"networks": [{"name": "many", "batch_size": 2, "outputs": {"y": y},
+                              "names": {"x": x}}],
+                "executors": [{"name": "runtime", "network": "many", "data": ["x"],
+                               "output": ["y"]}]})
+
+
 def _convert(converter, nnp, batch_size, folder):
     os.makedirs(folder)
     converter.convert_files(_convert_args(batch_size), [nnp], folder)
@@ -79,8 +119,10 @@ def main():
     out_root = os.path.join(DATA, "csrc")
     os.makedirs(out_root, exist_ok=True)
     _save_generator_model(os.path.join(out_root, "generator.nnp"))
-    for model in MODELS + ("generator",):
-        folder = "csrc" if model == "generator" else "nnb"
+    _save_functions_model(os.path.join(out_root, "functions.nnp"))
+    own = ("generator", "functions")
+    for model in MODELS + own:
+        folder = "csrc" if model in own else "nnb"
         nnp = os.path.join(DATA, folder, f"{model}.nnp")
         for variant, batch_size in VARIANTS.items():
             with tempfile.TemporaryDirectory() as tmp:

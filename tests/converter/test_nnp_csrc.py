@@ -22,10 +22,12 @@ from nnabla.utils.converter import convert_files, formats
 from nnabla.utils.converter.commands import DEFAULTS
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "converter")
-# model -> its .nnp (saved by nnabla 1.39); "generator" has a generator variable in its executor
+# model -> its .nnp (saved by nnabla 1.39); "generator" has a generator variable in its
+# executor, "functions" many function types and argument kinds (string modes, lists, floats)
 MODELS = {"mlp": os.path.join(DATA, "nnb", "mlp.nnp"), "cnn": os.path.join(DATA, "nnb", "cnn.nnp"),
           "arrays": os.path.join(DATA, "nnb", "arrays.nnp"),
-          "generator": os.path.join(DATA, "csrc", "generator.nnp")}
+          "generator": os.path.join(DATA, "csrc", "generator.nnp"),
+          "functions": os.path.join(DATA, "csrc", "functions.nnp")}
 VARIANTS = {"": 1, ".b3": 3, ".bfile": -1}
 
 
