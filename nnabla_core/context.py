@@ -53,10 +53,19 @@ def get_current_context():
 
 
 def set_default_context(ctx):
-    """Set the context used outside any ``context_scope``."""
+    """Set the context used outside any ``context_scope``.
+
+    Raises:
+        TypeError: ``ctx`` is not a Context.
+        RuntimeError: called inside a ``context_scope``, where it would not be seen (as
+            nnabla, which refuses it there).
+    """
     if not isinstance(ctx, Context):
         raise TypeError(f"nn.set_default_context: argument 'ctx' is of type "
                         f"{type(ctx).__name__}; expected nnabla.Context")
+    if STATE.context_stack:
+        raise RuntimeError("nn.set_default_context: called inside a context_scope (the scope's "
+                           "context would hide it); call it outside any context_scope")
     STATE.default_context = ctx
 
 

@@ -133,9 +133,14 @@ class Solver:
                 (the shapes must match); otherwise its state starts afresh.
 
         Raises:
-            TypeError: a key is not a str or a value is not a Variable.
+            TypeError: ``param_dict`` is not a dict (a list of Variables, ...), a key is not
+                a str or a value is not a Variable.
             ValueError: ``retain_state`` with a parameter of another shape.
         """
+        if not hasattr(param_dict, "items"):
+            raise TypeError(f"Solver.set_parameters: argument 'param_dict' is of type "
+                            f"{type(param_dict).__name__}; expected a dict of name -> "
+                            "nnabla.Variable (e.g. nn.get_parameters())")
         items = list(param_dict.items())
         for key, var in items:
             if not isinstance(key, str):

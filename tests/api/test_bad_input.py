@@ -164,3 +164,34 @@ def test_rewire_on_checks_the_other_variable():
     assert y.parent.inputs[0].shape == (2, 3)        # nothing rewired
     with pytest.raises(TypeError, match="argument 'var' is of type ndarray"):
         a.rewire_on(np.ones((2, 3)))
+
+
+def test_set_default_context_inside_a_context_scope_raises_and_changes_nothing():
+    before = nn.get_current_context()
+    inner = nn.Context(["cpu:float"], "CpuArray", "0")
+    with nn.context_scope(inner):
+        with pytest.raises(RuntimeError, match="nn.set_default_context: called inside a "
+                           "context_scope"):
+            nn.set_default_context(nn.Context(["cpu:half"], "CpuArray", "0"))
+        assert nn.get_current_context() == inner
+    assert nn.get_current_context() == before
+    with pytest.raises(TypeError, match="argument 'ctx' is of type str"):
+        nn.set_default_context("cpu")
+
+
+@pytest.mark.parametrize("params, fragments", [
+    ([_x()], ["Solver.set_parameters", "argument 'param_dict' is of type list",
+              "expected a dict"]),
+    (None, ["argument 'param_dict' is of type NoneType"]),
+    ({"w": np.ones(3)}, ["parameter 'w' is of type ndarray"]),
+    ({1: _x()}, ["key 1 is of type int"]),
+])
+def test_solver_set_parameters_takes_a_dict_of_variables(params, fragments):
+    import nnabla.solvers as S
+    solver = S.Sgd()
+    solver.set_parameters({"kept": _x()})
+    with pytest.raises(TypeError) as info:
+        solver.set_parameters(params)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+    assert list(solver.get_parameters()) == ["kept"]       # nothing changed
