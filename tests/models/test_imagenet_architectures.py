@@ -236,7 +236,7 @@ def test_call_signature_is_nnabla_s():
                 "force_global_pooling", "check_global_pooling", "returns_net", "verbose"]
     for name in ("SqueezeNet", "ResNeXt", "ShuffleNet", "Xception", "DenseNet"):
         assert list(inspect.signature(getattr(imagenet, name).__call__).parameters) == expected
-    for name in ("GoogLeNet", "InceptionV3"):
+    for name in ("GoogLeNet", "InceptionV3", "AlexNet"):
         parameters = inspect.signature(getattr(imagenet, name).__call__).parameters
         assert list(parameters) == expected + ["with_aux_tower"]
         assert parameters["with_aux_tower"].default is False

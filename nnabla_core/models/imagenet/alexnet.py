@@ -54,6 +54,19 @@ class AlexNet(ImageNetBase):
     _published = "AlexNet"
     _input_size = (3, 227, 227)
 
+    def __call__(self, input_var=None, use_from=None, use_up_to="classifier", training=False,
+                 force_global_pooling=False, check_global_pooling=True, returns_net=False,
+                 verbose=0, with_aux_tower=False):
+        """Create the network, as :meth:`ImageNetBase.__call__`.
+
+        Args:
+            with_aux_tower (bool): in nnabla 1.39's signature of this class; AlexNet has
+                no auxiliary tower, so it changes nothing.
+        """
+        return super().__call__(input_var, use_from, use_up_to, training,
+                                force_global_pooling, check_global_pooling, returns_net,
+                                verbose)
+
     def _architecture(self, b, x):
         b.prefix = b.scope_prefix = "TrainNet/"
         h, pools = x, 0
