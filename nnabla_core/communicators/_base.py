@@ -293,8 +293,10 @@ class Communicator:
             group (str): name of the group.
             scale_grad (float): multiply the gradients by this factor before the sum
                 (cancels a loss scale).
-            keep_dtype (bool): reduce each array in its own dtype; otherwise arrays are cast
-                to the communicator's dtype (float16 for a ``half`` context, else float32).
+            keep_dtype (bool): reduce each array in its own dtype; otherwise each array is
+                cast to the communicator's dtype (float16 for a ``half`` context, else
+                float32) when its bucket is reduced, during backward (as nnabla; casting a
+                narrowed array to another type raises there).
 
         Returns:
             CommunicatorBackwardCallback
@@ -306,13 +308,11 @@ class Communicator:
             raise ValueError(f"{api}: argument 'pack_size' is {pack_size!r}; expected a "
                              "positive int")
         scale = 1.0 if scale_grad is None else float(scale_grad)
+        dtype = None
         if not keep_dtype:
             dtype = np.float16 if self._ctx.backend[0].endswith(":half") else np.float32
-            for a in arrays:
-                # a gradient only zeroed so far has no type yet: the cast decides it
-                if not a._array.has_type() or a.dtype != dtype:
-                    a.cast(dtype, self._ctx)
-        return AllReduceCallback(self, arrays, int(pack_size), bool(division), group, scale)
+        return AllReduceCallback(self, arrays, int(pack_size), bool(division), group, scale,
+                                 dtype)
 
     # -- checks ------------------------------------------------------------------------
     def _check_initialized(self, op):

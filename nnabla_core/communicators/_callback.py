@@ -27,8 +27,9 @@ class AllReduceCallback(CommunicatorBackwardCallback):
     state is reset when a backward pass ends.
     """
 
-    def __init__(self, comm, arrays, pack_size, division, group, scale):
+    def __init__(self, comm, arrays, pack_size, division, group, scale, dtype=None):
         self._comm = comm
+        self._dtype = dtype          # cast each array to it before reducing (None: keep)
         self._arrays = arrays
         self._index = {}
         for i, a in enumerate(arrays):
@@ -77,4 +78,13 @@ class AllReduceCallback(CommunicatorBackwardCallback):
             for i in self._bucket:
                 self._done[i] = True
             self._bucket, self._filled = [], 0
+            if self._dtype is not None:
+                try:
+                    for a in bucket:
+                        # a gradient only zeroed so far has no type yet: the cast decides it
+                        if not a._array.has_type() or a.dtype != self._dtype:
+                            a.cast(self._dtype, self._comm._ctx)
+                except Exception:
+                    self._reset()           # usable again in the next backward pass
+                    raise
             self._comm._all_reduce(bucket, self._division, False, self._group, self._scale)

@@ -49,3 +49,7 @@ def test_large_arrays_travel_in_their_own_buffers_and_small_ones_packed(run_mpi)
 
 def test_packs_are_kept_and_hold_their_arrays_results_without_overwriting_held_views(run_mpi):
     run_mpi("resident_packs")
+
+
+def test_all_reduce_of_arrays_zeroed_on_every_rank_is_skipped_as_in_nnabla(run_mpi):
+    run_mpi("zeroing")

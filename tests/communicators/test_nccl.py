@@ -123,7 +123,8 @@ def test_nccl_logic_on_fake_nccl(run_mpi):
     run_mpi("nccl_logic", env={**FAKE, "NNABLA_NCCL_BUCKET_BYTES": "4096"}, timeout=180)
 
 
-@pytest.mark.parametrize("worker", ["collectives", "training", "mismatch", "sync_bn"])
+@pytest.mark.parametrize("worker", ["collectives", "training", "mismatch", "sync_bn",
+                                    "zeroing"])
 def test_the_cpu_communicator_s_collective_tests_pass_on_the_nccl_one_with_fake_nccl(
         run_mpi, worker):
     run_mpi(worker, env=FAKE, timeout=180)
@@ -140,7 +141,8 @@ def _two_gpus_missing():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("worker", ["collectives", "training", "mismatch", "sync_bn"])
+@pytest.mark.parametrize("worker", ["collectives", "training", "mismatch", "sync_bn",
+                                    "zeroing"])
 def test_the_collective_tests_pass_on_nccl_with_two_gpus(run_mpi, worker):
     reason = _two_gpus_missing()
     if reason:

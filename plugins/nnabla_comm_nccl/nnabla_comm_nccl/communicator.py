@@ -152,7 +152,16 @@ class NcclCommunicator(MpiCommunicator):
 
     # -- collectives -------------------------------------------------------------------
     def _all_reduce(self, arrays, division, inplace, group, scale):
-        comm = self._nccl_comm("all_reduce", group, arrays, division, inplace)
+        # arrays only zeroed on every rank: skipped, they stay zeroed (the CPU one's rule)
+        zeroed = all(a.zeroing for a in arrays)
+        mpi_comm = self._comm("all_reduce", group)
+        if zeroed and mpi_comm.Get_size() == 1:
+            return
+        agreement = self._agree_start("all_reduce", group, mpi_comm, arrays, division,
+                                      inplace, zeroed=zeroed)
+        if self._agree_end(agreement) and zeroed:
+            return
+        comm = self._nccl_comms[group]
         messages = self._messages(arrays, inplace, write=True)
         if scale != 1.0:
             for buf, _ in messages:

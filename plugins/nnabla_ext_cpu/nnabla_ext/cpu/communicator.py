@@ -119,6 +119,9 @@ class MpiCommunicator(Communicator):
         self._scratch = {}           # wire dtype -> (used, buffer) for packs that are not kept
         self._packs = OrderedDict()  # (wire dtype, ids of the arrays) -> _Pack, LRU order
         self._packs_bytes = 0
+        # the type an array without one yet (only zeroed or filled) is communicated in
+        half = bool(ctx.backend) and ctx.backend[0].endswith(":half")
+        self._untyped = np.dtype(np.float16 if half else np.float32)
 
     # -- lifecycle ---------------------------------------------------------------------
     def _init(self):
@@ -154,7 +157,16 @@ class MpiCommunicator(Communicator):
     # -- collectives -------------------------------------------------------------------
     def _all_reduce(self, arrays, division, inplace, group, scale):
         comm = self._comm("all_reduce", group)
-        agreement = self._agree_start("all_reduce", group, comm, arrays, division, inplace)
+        # As nnabla: when every array of every rank is only zeroed (NdArray.zeroing), there
+        # is nothing to sum and they stay zeroed. The ranks learn it from the layout
+        # exchange (so not with NNABLA_MPI_CHECK_LAYOUT=0).
+        zeroed = all(a.zeroing for a in arrays)
+        if zeroed and comm.Get_size() == 1:
+            return
+        agreement = self._agree_start("all_reduce", group, comm, arrays, division, inplace,
+                                      zeroed=zeroed)
+        if zeroed and self._agree_end(agreement):
+            return
         n = comm.Get_size()
         # A pack is scaled as it is filled. Dividing a float by a power of two is exact, so
         # there the division is folded in too: scaling each term by 1/n before the sum gives
@@ -162,7 +174,8 @@ class MpiCommunicator(Communicator):
         folded = division and n & (n - 1) == 0
         messages = self._messages(arrays, inplace, factor=lambda dtype: scale / n if (
             folded and dtype.kind == "f") else scale)
-        self._agree_end(agreement)
+        if not zeroed:
+            self._agree_end(agreement)
         for buf, pack in messages:
             if pack is None and scale != 1.0:    # integers: the product truncated
                 np.multiply(buf, scale, out=buf, casting="unsafe")
@@ -243,9 +256,11 @@ class MpiCommunicator(Communicator):
         messages, packs, seen = [], {}, set()
         self._scratch = {d: (0, buf) for d, (_, buf) in self._scratch.items()}
         for a in arrays:
-            dtype = np.dtype(a.dtype)
+            dtype = self._dtype(a)
+            if type(a._array) is SyncedArray and not a._array.has_type():
+                a._array.dtype = dtype       # the type its result gets
             if inplace or a.size * dtype.itemsize >= OWN_MESSAGE_BYTES:
-                own = _own_buffer(a, write)
+                own = _own_buffer(a, dtype, write)
                 key = None if own is None else own.__array_interface__["data"][0]
                 if own is not None and key not in seen:  # twice: the second is packed
                     seen.add(key)
@@ -253,13 +268,13 @@ class MpiCommunicator(Communicator):
                     continue
                 own = None       # no stray reference to a pack buffer (see _Pack.prepare)
             if inplace:
-                pack = self._pack([a])
+                pack = self._pack([a], _wire_dtype(dtype))
                 messages.append((pack.buf, pack))
             else:
                 batch = packs.setdefault(_wire_dtype(dtype), {})
                 batch.setdefault(id(a._array), a)    # an array listed twice is packed once
-        for batch in packs.values():
-            pack = self._pack(list(batch.values()))
+        for dtype, batch in packs.items():
+            pack = self._pack(list(batch.values()), dtype)
             messages.append((pack.buf, pack))
         if read:
             for _, pack in messages:
@@ -267,11 +282,10 @@ class MpiCommunicator(Communicator):
                     pack.fill(1.0 if factor is None else factor(pack.buf.dtype))
         return messages
 
-    def _pack(self, batch):
-        """The :class:`_Pack` of ``batch``: the kept one when ``batch`` was packed before,
-        else a new one (kept if it fits in ``PACK_CACHE_BYTES``, else cut from the shared
-        scratch buffer)."""
-        dtype = _wire_dtype(np.dtype(batch[0].dtype))
+    def _pack(self, batch, dtype):
+        """The :class:`_Pack` (of wire ``dtype``) of ``batch``: the kept one when ``batch``
+        was packed before, else a new one (kept if it fits in ``PACK_CACHE_BYTES``, else cut
+        from the shared scratch buffer)."""
         key = (dtype.str, tuple(id(a._array) for a in batch))
         pack = self._packs.get(key)
         if pack is not None and pack.holds(batch):
@@ -299,37 +313,47 @@ class MpiCommunicator(Communicator):
     def _forget(self, key):
         self._packs_bytes -= self._packs.pop(key).buf.nbytes
 
+    def _dtype(self, array):
+        """The numpy type ``array`` is communicated in (its own; the context's float type
+        for an array that has none yet)."""
+        return np.dtype(array.dtype) if array._array.has_type() else self._untyped
+
     def _agree(self, op, group, comm, arrays, *options):
         """Raise on every rank when the ranks are not doing the same collective."""
         self._agree_end(self._agree_start(op, group, comm, arrays, *options))
 
-    def _agree_start(self, op, group, comm, arrays, *options):
-        """Start exchanging the signature of this collective (see :meth:`_agree_end`);
-        ``None`` when the check is off or the group has one process."""
+    def _agree_start(self, op, group, comm, arrays, *options, zeroed=False):
+        """Start exchanging the signature of this collective (see :meth:`_agree_end`) and
+        whether this rank's arrays are all ``zeroed``; ``None`` when the check is off or
+        the group has one process."""
         if not self._check_layout or comm.Get_size() == 1:
             return None
-        layout = [(a.shape, np.dtype(a.dtype).str) for a in arrays]
+        layout = [(a.shape, self._dtype(a).str) for a in arrays]
         text = repr((op, layout, options)).encode()
-        mine = np.array([_OPS[op], zlib.crc32(text)], np.int64)
-        every = np.empty((comm.Get_size(), 2), np.int64)
+        mine = np.array([_OPS[op], zlib.crc32(text), zeroed], np.int64)
+        every = np.empty((comm.Get_size(), 3), np.int64)
         request = comm.Iallgather(mine, every)
         return request, op, group, mine, every, layout, options
 
     def _agree_end(self, agreement):
-        """Raise on every rank when the ranks are not doing the same collective."""
+        """Raise on every rank when the ranks are not doing the same collective; returns
+        whether every rank said its arrays are all zeroed (False when nothing was
+        exchanged)."""
         if agreement is None:
-            return
+            return False
         request, op, group, mine, every, layout, options = agreement
         if self._timeout is None:
             request.Wait()
         else:
             self._wait(request, op, group)
-        differ = [r for r, row in zip(self._groups[group], every) if (row != mine).any()]
+        differ = [r for r, row in zip(self._groups[group], every)
+                  if (row[:2] != mine[:2]).any()]
         if differ:
             raise ValueError(f"{self.NAME}.{op} on group {group!r}: ranks {differ} called a "
                              f"different collective or passed arrays of other shapes, dtypes "
                              f"or options than rank {self._rank}, which passed {layout} "
                              f"with {options}; every rank must pass the same")
+        return bool(every[:, 2].all())
 
     def _run(self, comm, op, group, method, *args):
         """``comm.<method>(*args)``; non-blocking under the watchdog."""
@@ -353,9 +377,9 @@ class MpiCommunicator(Communicator):
             pause = min(pause * 2 or 1e-5, 1e-3)
 
 
-def _own_buffer(array, write):
-    """The flat numpy buffer of ``array`` when it can be sent (and received) as is."""
-    dtype = np.dtype(array.dtype)
+def _own_buffer(array, dtype, write):
+    """The flat numpy buffer of ``array`` (communicated in ``dtype``) when it can be sent
+    (and received) as is."""
     if dtype != _wire_dtype(dtype):
         return None
     own = array.get_data("rw" if write else "r")
