@@ -389,3 +389,43 @@ def test_offline_without_the_file_names_url_and_destination(name, local, remote,
 def test_docstring_examples_run(module, zero_initial_values):
     results = doctest.testmod(importlib.import_module(f"nnabla.models.imagenet.{module}"))
     assert results.attempted > 0 and results.failed == 0
+
+
+# How nnabla 1.39's classes adapt their published files (read from its source): network,
+# input variable, augmentation function, final pooling made global, dropouts removed in
+# inference.
+FILE_ADAPTATION = {
+    "ResNet18": ("Training", "InputX", "ImageAugmentationX", "AveragePooling", ()),
+    "MobileNet": ("Training", "InputX", "ImageAugmentationX", "AveragePooling", ()),
+    "MobileNetV2": ("Training", "ImageAugmentationX", "ImageAugmentationX", "AveragePooling",
+                    ()),
+    "SENet": ("Training", "InputX", "ImageAugmentationX", "AveragePooling", ("Dropout",)),
+    "SqueezeNetV10": ("Training", "TrainingInput", "ImageAugmentationX", "AveragePooling",
+                      ("Dropout",)),
+    "SqueezeNetV11": ("Training", "TrainingInput", "ImageAugmentationX",
+                      "SqueezeNet/AveragePooling", ("SqueezeNet/Dropout",)),
+    "VGG16": ("Training", "TrainingInput", "ImageAugmentationX", None,
+              ("VGG16/Dropout_1", "VGG16/Dropout_2")),
+    "NIN": ("Training", "TrainingInput", "ImageAugmentationX", "NIN/AveragePooling",
+            ("NIN/Dropout",)),
+    "DenseNet": ("Train", "InputX", "ImageAugmentationX", "DenseNet/AveragePooling_4", ()),
+    "InceptionV3": ("Train", "Iv3TrainInput", "ImageAugmentation", "AveragePooling_2",
+                    ("Dropout",)),
+    "Xception": ("Training", "InputX", "ImageAugmentation", "Unit/AveragePooling",
+                 ("Unit/Dropout",)),
+    "GoogLeNet": ("Train", "InputX", "ImageAugmentationX", "AveragePooling_3", ("Dropout_3",)),
+    "ResNeXt101": ("Training", "InputX", "ImageAugmentationX", "AveragePooling", ()),
+    "ShuffleNet20": ("Training", "InputX", "ImageAugmentationX", "AveragePooling", ()),
+    "AlexNet": ("Training", "TrainingInput", "ImageAugmentationX", None,
+                ("TrainNet/Dropout", "TrainNet/Dropout_2")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILE_ADAPTATION))
+def test_published_files_are_adapted_as_nnabla_does(name):
+    model = getattr(imagenet, name)(pretrained=False)
+    fmt = model._format_dict()
+    pool = model._pool_name and model._pool_name.format(**fmt)
+    dropouts = tuple(d.format(**fmt) for d in model._dropouts)
+    assert (model._nnp_network, model._nnp_input, model._augmentation, pool,
+            dropouts) == FILE_ADAPTATION[name]

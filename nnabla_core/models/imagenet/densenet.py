@@ -49,6 +49,7 @@ class DenseNet(ImageNetBase):
     _nnp_input = "InputX"
     _augmentation = "ImageAugmentationX"
     _pool_name = "DenseNet/AveragePooling_4"
+    _nnp_network = "Train"
     _dropouts = ()
 
     _published = "DenseNet-161"
