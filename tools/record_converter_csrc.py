@@ -14,7 +14,9 @@ model and batch-size variant it writes nnabla's ``convert_files`` CSRC output in
 ``<network>_inference.h``/``.c``, ``<network>_parameters.h``/``.c`` (when the network has
 parameters), ``<network>_example.c`` and ``GNUmakefile``. Variants: ``""`` batch size 1 (the
 CLI's default), ``.b3`` batch size 3, ``.bfile`` batch size -1 (the file's). nnabla's output
-for these is deterministic (checked: it converts every case twice and compares).
+for these is deterministic (checked: it converts every case twice and compares). It also
+records what nnabla prints converting ``cnn`` and writing its NNB settings template
+(``cnn.bfile.stdout.txt``, ``cnn.nnb_template.stdout.txt``).
 """
 import argparse
 import os
@@ -111,6 +113,31 @@ def _convert(converter, nnp, batch_size, folder):
     return files
 
 
+def _record_console(converter, out_root):
+    """What nnabla prints while converting (``cnn.bfile.stdout.txt``) and writing the NNB
+    settings template (``cnn.nnb_template.stdout.txt``) for ``nnb/cnn.nnp``, given relative
+    to ``tests/data/converter`` (the path is part of the text)."""
+    import contextlib
+    import io
+
+    here = os.getcwd()
+    os.chdir(DATA)
+    try:
+        for name, run in (
+                ("cnn.bfile.stdout.txt", lambda tmp: converter.convert_files(
+                    _convert_args(-1), ["nnb/cnn.nnp"], tmp)),
+                ("cnn.nnb_template.stdout.txt", lambda tmp: converter.nnb_template(
+                    _convert_args(-1), ["nnb/cnn.nnp"], os.path.join(tmp, "s.yaml")))):
+            buffer = io.StringIO()
+            with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(buffer):
+                run(tmp)
+            with open(os.path.join(out_root, name), "w") as stream:
+                stream.write(buffer.getvalue())
+            print("recorded", name)
+    finally:
+        os.chdir(here)
+
+
 def main():
     import nnabla
     import nnabla.utils.converter as converter
@@ -140,6 +167,7 @@ def main():
                 shutil.rmtree(target, ignore_errors=True)
                 os.replace(staging, target)
             print("recorded", f"{model}{variant}", sorted(first))
+    _record_console(converter, out_root)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,24 @@ def test_cli_converts_into_a_folder_and_says_which_batch_size(tmp_path, capsys):
     assert "CSRC" in formats.export_name
 
 
+@pytest.mark.conformance
+@pytest.mark.parametrize("command, recorded", [
+    ("convert", "cnn.bfile.stdout.txt"), ("nnb_template", "cnn.nnb_template.stdout.txt")])
+def test_console_lines_are_nnabla_s(tmp_path, capsys, monkeypatch, command, recorded):
+    from nnabla.utils.converter import nnb_template
+
+    monkeypatch.chdir(DATA)     # the file is named as given, relative like the recording
+    if command == "convert":
+        convert_files(_args(export_format="CSRC", batch_size=-1), ["nnb/cnn.nnp"],
+                      str(tmp_path / "out"))
+    else:
+        pytest.importorskip("yaml", reason="NNB settings are YAML (pip install pyyaml)")
+        nnb_template(_args(export_format="NNB", batch_size=-1), ["nnb/cnn.nnp"],
+                     str(tmp_path / "s.yaml"))
+    with open(os.path.join(DATA, "csrc", recorded)) as stream:
+        assert capsys.readouterr().out == stream.read()
+
+
 def test_output_that_is_a_file_is_refused(tmp_path):
     target = tmp_path / "taken"
     target.write_text("not a folder")

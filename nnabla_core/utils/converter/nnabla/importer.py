@@ -76,6 +76,7 @@ class NnpImporter:
         """
         proto, other_files = nnabla_pb2.NNablaProtoBuf(), []
         for path in self._files:
+            print(f"Importing {path}")
             self._read(proto, path, other_files)
         if not proto.executor:
             raise ValueError(f"nnabla.utils.converter: {list(self._files)} define no executor; "
@@ -86,6 +87,7 @@ class NnpImporter:
         if with_init and not proto.parameter:
             _generate_parameters(proto, with_init, network.batch_size)
         if self._executor_index is not None and self._executor_index < len(proto.executor):
+            print(f" Try to leave only executor[{proto.executor[self._executor_index].name}].")
             proto = _only_executor(proto, proto.executor[self._executor_index])
         if self._expand_network:
             expand(proto)
@@ -178,6 +180,7 @@ def expand(proto):
             Console.
     """
     for network in proto.network:
+        print(f" Expanding {network.name}.")
         if len(network.repeat_info):
             raise NotImplementedError(
                 f"nnabla.utils.converter: network {network.name!r} uses loop control "

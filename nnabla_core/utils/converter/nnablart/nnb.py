@@ -237,6 +237,7 @@ class NnbExporter:
     def __init__(self, nnp, batch_size, nnb_version=NN_BINARY_FORMAT_VERSION, api_level=-1):
         resolve(nnp.protobuf)
         self._info = network_info(nnp.protobuf, batch_size)
+        print(f"Using network [{self._info.executor.network_name}].")
         preprocess(self._info)
         self._api = ApiLevelInfo(api_level)
         self._nnb_version = nnb_version
