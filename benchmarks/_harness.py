@@ -106,12 +106,48 @@ def traced_peak_mb(function, iterations):
     return (peak - start) / 2.0 ** 20
 
 
-def run_case(cases, argv=None):
-    """Command line of a bench script: ``script.py CASE [--quick]``; runs ``cases[CASE]``."""
+# The device the case runs on (``--device``) and the function that waits for it.
+DEVICE = {"name": "cpu", "synchronize": None}
+
+
+def device():
+    """The device of this run: 'cpu' (default) or 'cuda'."""
+    return DEVICE["name"]
+
+
+def synchronized(step):
+    """``step`` itself on the CPU; on a device, ``step`` followed by a device
+    synchronisation, so that timing it measures the work and not the launches."""
+    sync = DEVICE["synchronize"]
+    if sync is None:
+        return step
+
+    def run():
+        result = step()
+        sync()
+        return result
+    return run
+
+
+def run_case(cases, argv=None, device_setup=None):
+    """Command line of a bench script: ``script.py CASE [--quick] [--device cuda]``; runs
+    ``cases[CASE]``. ``device_setup(device)`` (see ``_gpu.py``) prepares a device run and
+    returns its synchronize function; a script without one accepts only the CPU."""
     parser = argparse.ArgumentParser()
     parser.add_argument("case", choices=sorted(cases))
     parser.add_argument("--quick", action="store_true", help="fewer iterations")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where the case runs (cuda: see _gpu.py)")
     args = parser.parse_args(argv)
+    if args.device != "cpu":
+        if device_setup is None:
+            parser.error(f"--device {args.device}: this script measures the CPU only")
+        try:
+            DEVICE["synchronize"] = device_setup(args.device)
+        except SystemExit as e:
+            sys.stderr.write(getattr(e, "message", str(e)) + "\n")
+            raise
+        DEVICE["name"] = args.device
     cases[args.case](args.quick)
 
 

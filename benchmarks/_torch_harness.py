@@ -27,3 +27,10 @@ def emit(value, unit, **extra):
     extra.setdefault("threads", torch.get_num_threads())
     extra.setdefault("torch_version", torch.__version__)
     _harness.emit(value, unit, **extra)
+
+
+def device():
+    """The ``torch.device`` of this run (``--device``; see ``_gpu.py``)."""
+    if _harness.device() == "cpu":
+        return torch.device("cpu")
+    return torch.device(_harness.device(), torch.cuda.current_device())

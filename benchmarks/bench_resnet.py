@@ -20,6 +20,7 @@ network is in ``nets.py``; ``torch_resnet.py`` is the PyTorch twin.
 import statistics
 import time
 
+import _gpu
 import _harness
 import nnabla as nn
 import nnabla.functions as F
@@ -87,6 +88,7 @@ def _inference_setup(batch=BATCH):
 def _measure(step, quick, steps=3):
     """Emit RSS growth, absolute peak RSS and step time of one warm-up and the steps."""
     steps = max(2, steps // 3) if quick else steps
+    step = _harness.synchronized(step)      # the step itself on the CPU
     before = _harness.max_rss_mb()
     result = step()  # warm-up: allocates the buffers, counted in the high-water mark
     times = []
@@ -117,4 +119,4 @@ CASES = {
 }
 
 if __name__ == "__main__":
-    _harness.run_case(CASES)
+    _harness.run_case(CASES, device_setup=_gpu.use_nnabla)

@@ -10,6 +10,7 @@ high-water mark (``peak_mb``) and its growth over the steps (``rss_mb``). The ne
 """
 import statistics
 
+import _gpu
 import _harness
 import nnabla as nn
 import nnabla.functions as F
@@ -45,7 +46,8 @@ def transformer_train(quick):
         solver.update()
 
     before = _harness.max_rss_mb()
-    times = _harness.seconds_per_call_each(step, 3 if quick else 10, warmup=1)
+    times = _harness.seconds_per_call_each(_harness.synchronized(step), 3 if quick else 10,
+                                           warmup=1)
     if not np.isfinite(loss.d).all():
         raise RuntimeError("the Transformer encoder produced a non-finite loss")
     ms = statistics.median(times) * 1e3
@@ -56,4 +58,4 @@ def transformer_train(quick):
 CASES = {"transformer_train": transformer_train}
 
 if __name__ == "__main__":
-    _harness.run_case(CASES)
+    _harness.run_case(CASES, device_setup=_gpu.use_nnabla)

@@ -5,6 +5,7 @@ Usage::
     python benchmarks/run.py [--quick] [--reference-python PYTHON] [--python PYTHON]
                              [--torch-python PYTHON | --no-torch]
                              [--only NAME ...] [--repeats N] [--threads N]
+                             [--device cuda]
 
 ``--reference-python`` (default: the ``NNABLA_REFERENCE_PYTHON`` environment variable)
 is an interpreter with nnabla 1.39 installed; ``--python`` (default: this interpreter)
@@ -16,6 +17,11 @@ is reported. Ours, nnabla's and PyTorch's runs alternate so that all see the sam
 machine load, and the table shows the ratios ours / nnabla and ours / PyTorch.
 The results are also written as JSON to ``benchmarks/results/`` (git-ignored).
 The bench scripts use only nnabla's public API: the same files run on both nnablas.
+
+``--device cuda`` runs the GPU workloads (:data:`GPU_ROWS`: ResNet-18 and the Transformer
+encoder step times) in nnabla's ``cudnn`` context and the twins on ``torch.cuda``, in the
+same alternating runs (see ``_gpu.py``); it refuses, saying why, where ours has no usable
+CUDA device, and skips the twins (or nnabla 1.39) where they have none.
 """
 import argparse
 import dataclasses
@@ -131,6 +137,11 @@ _TIMED = {name for _, name in WORKLOADS[2:5]}
 BENCHES = [dataclasses.replace(b, targets=b.targets + (("torch<=1.25", 10),))
            if b.name in _TIMED else b for b in BENCHES]
 
+# The rows --device cuda runs, with their target (issue 12: within 1.25x of PyTorch eager).
+GPU_ROWS = ("resnet18_train_time", "resnet18_dynamic_time", "resnet18_infer_time",
+            "resnet18_infer_b1_time", "transformer_train")
+GPU_TARGETS = (("torch<=1.25", 12),)
+
 # Pairs whose quotient (dynamic-mode peak / static-mode peak, same engine) an issue
 # bounds: within 10% for the deep CNN (issue 2), within 5% for ResNet-18 (issue 6).
 MEMORY_PAIRS = [("deep_cnn_dynamic_rss", "deep_cnn_static_rss", 1.10, 2),
@@ -146,10 +157,10 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 ENGINES = ("ours", "nnabla", "torch")
 
 
-def run_once(python, bench, quick, threads=None, script=None):
+def run_once(python, bench, quick, threads=None, script=None, device="cpu"):
     """Run one case in a fresh process; return its result dict or an 'error' dict."""
     command = [python, os.path.join(HERE, script or bench.script), bench.process] + (
-        ["--quick"] * quick)
+        ["--quick"] * quick) + (["--device", device] if device != "cpu" else [])
     env = dict(os.environ)
     if threads:
         env.update({name: str(threads) for name in THREAD_VARIABLES})
@@ -186,6 +197,43 @@ def has_torch(python):
     return done.returncode == 0
 
 
+# Each prints "ok" or the reason the engine cannot run on a CUDA device.
+_CUDA_PROBES = {
+    # ours says why (available()); nnabla 1.39's extension only counts
+    "nnabla": ("import nnabla, nnabla_ext.cuda as c\n"
+               "try:\n"
+               "    ok, why = c.available() if hasattr(c, 'available') else "
+               "(c.get_device_count() > 0, 'no CUDA device')\n"
+               "except Exception as e:\n    ok, why = False, f'{type(e).__name__}: {e}'\n"
+               "print('ok' if ok else why)"),
+    "torch": ("import torch\nprint('ok' if torch.cuda.is_available() else "
+              "f'PyTorch {torch.__version__}: torch.cuda.is_available() is False')"),
+}
+
+
+def cuda_reason(python, engine):
+    """``None`` when ``engine`` ('nnabla' for ours and nnabla 1.39, 'torch') sees a CUDA
+    device in ``python`` (never the numpy emulation), else the reason."""
+    env = dict(os.environ, NNABLA_CUDA_EMULATE="0")
+    done = subprocess.run([python, "-c", _CUDA_PROBES[engine]], check=False, cwd=HERE,
+                          capture_output=True, text=True, env=env, timeout=600)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode == 0 and lines and lines[-1] == "ok":
+        return None
+    return (lines or done.stderr.strip().splitlines() or ["no output"])[-1]
+
+
+def select(benches, only, device):
+    """The rows to run: those ``only`` names (rows, cases, groups, 'workloads'), and on a
+    device only :data:`GPU_ROWS`, with the GPU target."""
+    workloads = {name for _, name in WORKLOADS} if "workloads" in only else set()
+    chosen = [b for b in benches
+              if not only or only & {b.name, b.process, b.group} or b.name in workloads]
+    if device == "cpu":
+        return chosen
+    return [dataclasses.replace(b, targets=GPU_TARGETS) for b in chosen if b.name in GPU_ROWS]
+
+
 def interpreter_info(python):
     """Python and nnabla versions of an interpreter."""
     code = ("import sys, nnabla; "
@@ -205,7 +253,8 @@ def meets(target, ours, ratio, torch_ratio=None):
     return "" if measured is None else ("yes" if measured <= float(bound) else "no")
 
 
-def run_all(benches, ours, reference, quick, repeats, threads=None, torch=None):
+def run_all(benches, ours, reference, quick, repeats, threads=None, torch=None,
+            device="cpu"):
     """Measure every case, alternating ours, nnabla and PyTorch; return the result rows.
 
     ``torch`` is an interpreter with PyTorch for the twins, or None. Rows that share a
@@ -225,7 +274,8 @@ def run_all(benches, ours, reference, quick, repeats, threads=None, torch=None):
         samples = {key: [] for key in pythons}
         for _ in range(count):
             for key, (python, script) in pythons.items():
-                samples[key].append(run_once(python, group[0], quick, threads, script))
+                samples[key].append(run_once(python, group[0], quick, threads, script,
+                                             device))
         for bench in group:
             row = {"name": bench.name, "group": bench.group, "case": bench.process,
                    "field": bench.field}
@@ -332,6 +382,9 @@ def parse_args(argv=None):
     parser.add_argument("--threads", type=int,
                         help="set the OMP/OpenBLAS/MKL thread counts of every engine, "
                              "PyTorch's too (default: leave the environment alone)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="cuda: the GPU workloads in the cudnn context and on "
+                             "torch.cuda (refused without a CUDA device)")
     parser.add_argument("--out", default=os.path.join(HERE, "results"), help="JSON folder")
     return parser.parse_args(argv)
 
@@ -339,17 +392,26 @@ def parse_args(argv=None):
 def main(argv=None):
     """Run, print the table and write the JSON file; returns the exit status."""
     args = parse_args(argv)
-    only = set(args.only or ())
-    workloads = {name for _, name in WORKLOADS} if "workloads" in only else set()
-    benches = [b for b in BENCHES
-               if not only or only & {b.name, b.process, b.group} or b.name in workloads]
+    benches = select(BENCHES, set(args.only or ()), args.device)
     if not benches:
-        print(f"no benchmark matches {args.only}; known: {[b.name for b in BENCHES]}")
+        known = list(GPU_ROWS) if args.device != "cpu" else [b.name for b in BENCHES]
+        print(f"no benchmark matches {args.only} on {args.device}; known: {known}")
         return 2
     reference = args.reference_python
     if reference and not os.path.exists(reference):
         print(f"reference interpreter {reference} not found: measuring ours only")
         reference = None
+    if args.device != "cpu":
+        why = cuda_reason(args.python, "nnabla")
+        if why is not None:
+            print(f"--device {args.device}: refused: ours ({args.python}) cannot use a CUDA "
+                  f"device: {why}")
+            return 3
+        why = reference and cuda_reason(reference, "nnabla")
+        if why:
+            print(f"reference {reference} has no usable nnabla-ext-cuda ({why}): "
+                  "measuring without nnabla 1.39")
+            reference = None
     engines = {"ours": interpreter_info(args.python)}
     if reference:
         engines["nnabla"] = interpreter_info(reference)
@@ -360,6 +422,9 @@ def main(argv=None):
     if torch and not has_torch(torch):
         print(f"torch: not importable in {torch}: PyTorch twins skipped")
         torch = None
+    elif torch and args.device != "cpu" and cuda_reason(torch, "torch"):
+        print(f"torch: {cuda_reason(torch, 'torch')}: PyTorch twins skipped")
+        torch = None
     elif torch:
         engines["torch"] = {"python": torch}
         print(f"torch: twins run in {torch}")
@@ -367,12 +432,14 @@ def main(argv=None):
           f"{_load()}")
     print((ROW_FORMAT + "  {}").format(
         "benchmark", "unit", "ours", "nnabla", "torch", "o/n", "o/t", "target met (issue)"))
+    print(f"device: {args.device}")
     rows = run_all(benches, args.python, reference, args.quick, args.repeats, args.threads,
-                   torch)
+                   torch, args.device)
     load_after = _load()
     summary = workload_summary(rows)
     if summary:
-        print("\nworkloads (issue 10): ms/step, peak RSS, threads; ratios of the medians")
+        issue = "issue 10" if args.device == "cpu" else f"issue 12, {args.device}"
+        print(f"\nworkloads ({issue}): ms/step, peak RSS, threads; ratios of the medians")
         print("\n".join(summary))
     print(f"load average after: {load_after}")
     ratios = memory_ratios(rows)
@@ -381,6 +448,7 @@ def main(argv=None):
         print(f"{name}: {value['ratio']:.3f} (target <= {value['bound']:.2f}: {met}, "
               f"#{value['issue']})")
     write_json(args.out, {"engines": engines, "quick": args.quick, "threads": args.threads,
+                          "device": args.device,
                           "rows": rows, "load_after": load_after,
                           "memory_ratios": ratios})
     return 0

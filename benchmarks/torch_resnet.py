@@ -5,6 +5,7 @@ builds its graph every step), inference in ``torch.inference_mode()`` at batch 3
 import statistics
 import time
 
+import _gpu
 import _harness
 import _torch_harness
 import torch
@@ -15,6 +16,7 @@ from nets_torch import ResNet18
 
 def _measure(step, quick, steps=3):
     steps = max(2, steps // 3) if quick else steps
+    step = _harness.synchronized(step)      # the step itself on the CPU
     before = _harness.max_rss_mb()
     step()
     times = []
@@ -33,8 +35,9 @@ def _measure(step, quick, steps=3):
 def _train(quick):
     _torch_harness.setup()
     images, labels = _batch()
-    x, t = torch.from_numpy(images), torch.from_numpy(labels[:, 0]).long()
-    model = ResNet18(CLASSES)
+    device = _torch_harness.device()
+    x, t = torch.from_numpy(images).to(device), torch.from_numpy(labels[:, 0]).long().to(device)
+    model = ResNet18(CLASSES).to(device)
     solver = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
     def step():
@@ -50,8 +53,9 @@ def _train(quick):
 def _infer(batch, steps):
     def run(quick):
         _torch_harness.setup()
-        x = torch.from_numpy(_batch(batch)[0])
-        model = ResNet18(CLASSES).eval()
+        device = _torch_harness.device()
+        x = torch.from_numpy(_batch(batch)[0]).to(device)
+        model = ResNet18(CLASSES).eval().to(device)
 
         def step():
             with torch.inference_mode():
@@ -65,4 +69,4 @@ CASES = {"resnet18_train": _train, "resnet18_dynamic": _train,
          "resnet18_infer": _infer(32, 3), "resnet18_infer_b1": _infer(1, 30)}
 
 if __name__ == "__main__":
-    _harness.run_case(CASES)
+    _harness.run_case(CASES, device_setup=_gpu.use_torch)

@@ -3,6 +3,7 @@
 loss, Adam, on the same data."""
 import statistics
 
+import _gpu
 import _harness
 import _torch_harness
 import torch
@@ -13,8 +14,9 @@ from nets_torch import transformer_encoder
 
 def transformer_train(quick):
     _torch_harness.setup()
-    inputs, targets = (torch.from_numpy(a) for a in data())
-    model = transformer_encoder()
+    device = _torch_harness.device()
+    inputs, targets = (torch.from_numpy(a).to(device) for a in data())
+    model = transformer_encoder().to(device)
     solver = torch.optim.Adam(model.parameters(), lr=1e-4)
     state = {}
 
@@ -26,7 +28,8 @@ def transformer_train(quick):
         state["loss"] = loss.detach()
 
     before = _harness.max_rss_mb()
-    times = _harness.seconds_per_call_each(step, 3 if quick else 10, warmup=1)
+    times = _harness.seconds_per_call_each(_harness.synchronized(step), 3 if quick else 10,
+                                           warmup=1)
     if not torch.isfinite(state["loss"]):
         raise RuntimeError("the Transformer encoder produced a non-finite loss")
     _torch_harness.emit(statistics.median(times) * 1e3, "ms/step",
@@ -36,4 +39,4 @@ def transformer_train(quick):
 CASES = {"transformer_train": transformer_train}
 
 if __name__ == "__main__":
-    _harness.run_case(CASES)
+    _harness.run_case(CASES, device_setup=_gpu.use_torch)
