@@ -83,7 +83,8 @@ def test_excluding_parameters_writes_no_parameter_member(tmp_path):
 
 def test_split_writes_one_file_per_range_with_those_functions(tmp_path):
     out = str(tmp_path / "part.nnp")
-    convert_files(_args(split="0-1,2-3"), [os.path.join(NNB, "mlp.nnp")], out)
+    convert_files(_args(split="0-1,2-3", nnp_import_executor_index=0),
+                  [os.path.join(NNB, "mlp.nnp")], out)
     heads = {}
     for name, count in (("part_0_1.nnp", 2), ("part_2_3.nnp", 2)):
         with zipfile.ZipFile(str(tmp_path / name)) as archive:

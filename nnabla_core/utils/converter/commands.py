@@ -88,16 +88,24 @@ def _export_from_nnp(args, nnp, output):
                      f"expected 'NNP', 'NNB', 'CSRC' or 'ONNX'")
 
 
-def _ranges(text):
-    """``'0-3,5-7'`` -> ``[(0, 3), (5, 7)]`` (function positions, inclusive)."""
+def _ranges(text, count):
+    """``'0-3,5-'`` -> ``[(0, 3), (5, count - 1)]`` (inclusive function positions; an empty
+    start is 0, an empty end the last of the ``count`` functions), as nnabla reads ``-S``."""
     ranges = []
     for part in text.split(","):
-        start, _, end = part.partition("-")
+        pieces = part.split("-")
         try:
-            ranges.append((int(start), int(end or start)))
+            if len(pieces) != 2:
+                raise ValueError
+            start = int(pieces[0]) if pieces[0] else 0
+            end = int(pieces[1]) if pieces[1] else count - 1
         except ValueError:
-            raise ValueError(f"nnabla.utils.converter: --split {text!r}: expected ranges of "
-                             f"function positions such as '0-3,4-7'") from None
+            raise ValueError(f"nnabla.utils.converter: --split {text!r}: range must be "
+                             f'"x0-y0,x1-y1,..."') from None
+        if end < start or end > count - 1:
+            raise ValueError(f"nnabla.utils.converter: --split {text!r}: range must be in 0 "
+                             f"to {count - 1}")
+        ranges.append((start, end))
     return ranges
 
 
@@ -151,8 +159,9 @@ def convert_files(args, ifiles, output):
         args (argparse.Namespace): the options of ``nnabla_cli convert`` (see
             :data:`DEFAULTS`): ``import_format``/``export_format`` (``'NNP'``, ``'NNB'``,
             ``'CSRC'``, ``'ONNX'``), ``batch_size`` (negative: the file's), ``split``
-            (``'0-3,4-7'``: one output per range of functions, named
-            ``<output>_<start>_<end><ext>``),
+            (``'0-3,4-'``: one output per range of functions, named
+            ``<output>_<start>_<end><ext>``, and a YAML summary of their inputs and outputs
+            printed; needs ``nnp_import_executor_index``),
             ``nnp_import_executor_index``, ``nnp_no_expand_network``, ``nnp_parameter_h5``,
             ``nnp_parameter_nntxt``, ``nnp_exclude_parameter``, ``nnp_version``,
             ``define_version`` (``'nnb_3'``, ``'opset_13'``), ``api``, ``settings``,
@@ -166,18 +175,54 @@ def convert_files(args, ifiles, output):
     Raises:
         ValueError, NotImplementedError: for unsupported formats or options, naming them.
     """
-    nnp = _import_file(args, ifiles)
     split = _option(args, "split")
-    if not split:
+    if split is not None and _option(args, "nnp_import_executor_index") is None:
+        raise ValueError('nnabla.utils.converter: "-S" needs "-E": --split cuts the network '
+                         'of one executor; choose it with --nnp-import-executor-index')
+    nnp = _import_file(args, ifiles)
+    if split is None:
         return _export_from_nnp(args, nnp, output)
+    yaml = _require_yaml()
     network_name = nnp.protobuf.executor[0].network_name
     for network in list(nnp.protobuf.network):
         if network.name != network_name:
             nnp.protobuf.network.remove(network)
+    network = next(n for n in nnp.protobuf.network if n.name == network_name)
     stem, ext = os.path.splitext(output)
-    for start, end in _ranges(split):
-        _export_from_nnp(args, shrink_nnp(nnp, start, end), f"{stem}_{start}_{end}{ext}")
+    summary = {}
+    for start, end in _ranges(split, len(network.function)):
+        print(f"   Shrink {start} to {end}.")
+        part_output = f"{stem}_{start}_{end}{ext}"
+        print(f"    Output to [{part_output}]")
+        part = shrink_nnp(nnp, start, end)
+        summary[part_output] = _ports(part.protobuf)
+        _export_from_nnp(args, part, part_output)
+    print(yaml.safe_dump(summary, default_flow_style=False))
     return True
+
+
+def _require_yaml():
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError("nnabla.utils.converter: --split prints its summary as YAML: "
+                          "install PyYAML (pip install pyyaml)") from None
+    return yaml
+
+
+def _ports(proto):
+    """The inputs and outputs of a split part (name and shape, in network order)."""
+    executor = proto.executor[0]
+    inputs = {v.variable_name for v in executor.data_variable}
+    outputs = {v.variable_name for v in executor.output_variable}
+    ports = {"input": [], "output": []}
+    for v in proto.network[0].variable:
+        shape = f"({', '.join(str(d) for d in v.shape.dim)})"
+        if v.name in inputs:
+            ports["input"].append({"name": v.name, "shape": shape})
+        if v.name in outputs:
+            ports["output"].append({"name": v.name, "shape": shape})
+    return ports
 
 
 def nnb_template(args, ifiles, output):
