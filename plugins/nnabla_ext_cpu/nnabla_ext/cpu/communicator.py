@@ -39,6 +39,7 @@ does), instead of leaving the other ranks waiting in a collective.
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import sys
 import time
@@ -259,7 +260,7 @@ class MpiCommunicator(Communicator):
             dtype = self._dtype(a)
             if type(a._array) is SyncedArray and not a._array.has_type():
                 a._array.dtype = dtype       # the type its result gets
-            if inplace or a.size * dtype.itemsize >= OWN_MESSAGE_BYTES:
+            if inplace or _size(a) * dtype.itemsize >= OWN_MESSAGE_BYTES:
                 own = _own_buffer(a, dtype, write)
                 key = None if own is None else own.__array_interface__["data"][0]
                 if own is not None and key not in seen:  # twice: the second is packed
@@ -292,7 +293,7 @@ class MpiCommunicator(Communicator):
             self._packs.move_to_end(key)
             pack.prepare()
             return pack
-        count = sum(a.size for a in batch)
+        count = sum(_size(a) for a in batch)
         nbytes = count * dtype.itemsize
         if nbytes > PACK_CACHE_BYTES:
             used, buf = self._scratch.get(dtype, (0, None))
@@ -377,6 +378,12 @@ class MpiCommunicator(Communicator):
             pause = min(pause * 2 or 1e-5, 1e-3)
 
 
+def _size(array):
+    """Number of values of NdArray ``array`` (``NdArray.size`` without numpy's overhead:
+    this runs per array and call)."""
+    return math.prod(array.shape)
+
+
 def _own_buffer(array, dtype, write):
     """The flat numpy buffer of ``array`` (communicated in ``dtype``) when it can be sent
     (and received) as is."""
@@ -426,13 +433,14 @@ class _Pack:
         self.bounds = []
         start = 0
         for a in batch:
-            self.bounds.append((start, start + a.size, a.shape))
-            start += a.size
+            size = _size(a)
+            self.bounds.append((start, start + size, a.shape))
+            start += size
 
     def holds(self, batch):
         """Whether this pack was made for the arrays of ``batch`` (not for dead arrays whose
         ids were reused)."""
-        return all(ref() is a._array and a.size == stop - start
+        return all(ref() is a._array and _size(a) == stop - start
                    for ref, a, (start, stop, _) in zip(self.arrays, batch, self.bounds))
 
     def prepare(self):
