@@ -31,13 +31,17 @@ _MEMO_LIMIT = 50000
 # argument values, context backends, device, registry version). Filled by :func:`call`.
 imperative_runners = cache()
 
+# The auto-forward fast path of the wrappers: the graph builder (see :func:`_graph_builder`) of
+# a call whose inputs are all Variables, under the same key. Filled by :func:`call`.
+graph_builders = cache()
+
 # Records a call whose inputs include an nn.graph_def ProtoVariable (set by nnabla.core).
 proto_recorder = None
 
 
 def _setup(spec, in_shapes, kw, ctx, n_outputs):
     """(args, output shapes, binding, dtype plan, shared kernel or None, imperative runner or
-    None), memoised on the call's hashable parts."""
+    None, auto-forward graph builder or None), memoised on the call's hashable parts."""
     try:
         key = (spec.name, in_shapes, tuple(kw.items()), tuple(ctx.backend), ctx.device_id,
                REGISTRY.version, n_outputs)
@@ -48,12 +52,15 @@ def _setup(spec, in_shapes, kw, ctx, n_outputs):
         args, out_shapes = infer(spec, list(in_shapes), bind_args(spec, kw), n_outputs)
         binding = resolve(spec, args, ctx)
         plan = _execute.dtype_plan(spec, len(in_shapes), len(out_shapes), binding.type_config)
-        shared = runner = None
+        shared = runner = builder = None
         if binding.kernel.shareable:
             shared = _execute.new_kernel(binding, spec, args, in_shapes, out_shapes)
             runner = _execute.imperative_runner(_execute.Call(spec, shared, binding.family, plan),
                                                 out_shapes)
-        hit = (args, out_shapes, binding, plan, shared, runner)
+            if runner is not None:
+                builder = _graph_builder(spec, args, binding, shared, plan, runner,
+                                         out_shapes[0], len(in_shapes))
+        hit = (args, out_shapes, binding, plan, shared, runner, builder)
         if key is not None:
             if len(_memo) > _MEMO_LIMIT:
                 _memo.clear()
@@ -93,37 +100,87 @@ def call(spec, inputs, kw, n_outputs=-1, outputs=None):
         return proto_recorder(spec, inputs, kw, n_outputs)
     stack = STATE.context_stack
     ctx = stack[-1] if stack else STATE.default_context
-    args, out_shapes, binding, plan, kernel, runner = _setup(spec, in_shapes, kw, ctx, n_outputs)
+    args, out_shapes, binding, plan, kernel, runner, builder = _setup(spec, in_shapes, kw, ctx,
+                                                                      n_outputs)
     if imperative and runner is not None and outputs is None:
         if n_outputs == -1 and None not in arrays:
-            _remember_imperative(spec, in_shapes, kw, ctx, runner)
+            _remember(imperative_runners, spec, in_shapes, kw, ctx, runner)
         return NdArray._wrap(runner(arrays))
+    if builder is not None and outputs is None and STATE.auto_forward:
+        if n_outputs == -1 and None not in arrays:
+            _remember(graph_builders, spec, in_shapes, kw, ctx, builder)
+        return builder([x._node if x.__class__ is Variable else _as_node(x) for x in inputs],
+                       ctx)
     if kernel is None:
         kernel = _execute.new_kernel(binding, spec, args, in_shapes, out_shapes)
     if imperative:
         result = _run_imperative(spec, binding, kernel, inputs, out_shapes, outputs, plan)
     else:
-        result = _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan,
-                        runner, arrays)
+        result = _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan)
     if len(result) == 1 and not spec.outputs[-1].variadic:
         return result[0]
     return tuple(result)
 
 
-def _remember_imperative(spec, in_shapes, kw, ctx, runner):
-    """Record ``runner`` for the wrappers' fast path (inputs all NdArrays, hashable
-    arguments, no ``outputs``/``n_outputs``): the key is what the wrapper can build
-    from its own parameters without binding or checking anything again."""
+def _remember(table, spec, in_shapes, kw, ctx, runner):
+    """Record ``runner`` in ``table`` for the wrappers' fast paths (inputs all NdArrays or
+    all Variables, hashable arguments, no ``outputs``/``n_outputs``): the key is what the
+    wrapper can build from its own parameters without binding or checking anything again."""
     if tuple(kw) != tuple(a.name for a in spec.args):
         return                  # not the wrapper's complete, ordered arguments
     try:
         key = (spec.name, in_shapes, tuple(kw.values()), tuple(ctx.backend), ctx.device_id,
                REGISTRY.version)
-        if len(imperative_runners) > _MEMO_LIMIT:
-            imperative_runners.clear()
-        imperative_runners[key] = runner
+        if len(table) > _MEMO_LIMIT:
+            table.clear()
+        table[key] = runner
     except TypeError:           # an unhashable argument value: no fast path
         pass
+
+
+def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape, n_inputs):
+    """``build(in_nodes, ctx) -> Variable``: an auto-forward call of a shared one-output
+    kernel (``runner``, see :func:`_execute.imperative_runner`): runs it, then adds the
+    function and its output to the graph, as :func:`_build` does for every other call.
+    None for an in-place reshape, whose output shares its input's memory."""
+    if spec.name == "Reshape" and args.get("inplace"):
+        return None
+    differentiable = spec.differentiable
+    needed_in = spec.needed_inputs(n_inputs)
+    out_needed = bool(spec.needed_outputs(1))
+    new_variable = Variable.__new__
+
+    def build(in_nodes, ctx):
+        need_grad = False
+        if differentiable:
+            for n in in_nodes:
+                if n is not None and n.need_grad:
+                    need_grad = True
+                    break
+        out = VarNode(out_shape, need_grad,
+                      data=runner([None if n is None else n.data for n in in_nodes]))
+        if STATE.global_recompute:
+            out.recompute = True
+        f = Function(spec, args, ctx, binding, kernel, in_nodes, (out,), plan)
+        ref = weakref.ref(f)
+        for n in in_nodes:
+            if n is not None:
+                n.refs.append(ref)
+        out.parent = f
+        STATE.graph_version += 1
+        if need_grad:           # what a later backward reads (see _graph.mark_needed)
+            for i in needed_in:
+                n = in_nodes[i]
+                if n is not None:
+                    n.needed = True
+            if out_needed:
+                out.needed = True
+        out.auto = True
+        v = new_variable(Variable)
+        v._node = out
+        out.owner = weakref.ref(v)
+        return v
+    return build
 
 
 def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **kw):
@@ -168,8 +225,7 @@ def _as_node(x):
     return x._node
 
 
-def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan, runner,
-           arrays):
+def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
     in_nodes = [x._node if x.__class__ is Variable else _as_node(x) for x in inputs]
     need_grad = False
     if spec.differentiable:
@@ -178,10 +234,7 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan, 
                 need_grad = True
                 break
     auto = STATE.auto_forward
-    computed = auto and runner is not None and outputs is None
-    if computed:            # run first, then wrap the result: one array, no second store
-        out_nodes = [VarNode(out_shapes[0], need_grad, data=runner(arrays))]
-    elif outputs is None:
+    if outputs is None:
         out_nodes = [VarNode(shape, need_grad) for shape in out_shapes]
     else:
         out_nodes = _given_outputs(outputs, out_shapes, need_grad)
@@ -191,8 +244,7 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan, 
     f = Function(spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan)
     _graph.link(f, in_nodes, out_nodes)
     if auto:
-        if not computed:
-            f.run_forward()
+        f.run_forward()
         if need_grad:
             _graph.mark_needed(f, in_nodes, out_nodes)
         for n in out_nodes:

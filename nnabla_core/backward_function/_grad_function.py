@@ -29,7 +29,7 @@ def kernel_for(type_name, in_shapes, args, ctx):
     from .._spec import SPECS
     spec = SPECS[type_name]
     in_shapes = tuple(None if s is None else tuple(s) for s in in_shapes)
-    resolved, out_shapes, binding, plan, kernel, _ = _setup(spec, in_shapes, dict(args), ctx, -1)
+    resolved, out_shapes, binding, plan, kernel = _setup(spec, in_shapes, dict(args), ctx, -1)[:5]
     if kernel is None:
         kernel = _execute.new_kernel(binding, spec, resolved, in_shapes, out_shapes)
     return _execute.Call(spec, kernel, binding.family, plan), out_shapes
