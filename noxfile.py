@@ -34,9 +34,12 @@ def _install(session, *extra):
 @nox.session
 def tests(session):
     """The whole test suite against installed (non-editable) packages."""
-    _install(session, TOY, CUDA, *TEST_DEPS)
-    # tests/cuda runs the CUDA/cuDNN plugins without a GPU (numpy emulation, NVRTC checks);
-    # the cuDNN runtime and the frontend's DSL dependencies (GBs) are not needed for that.
+    _install(session, TOY, *TEST_DEPS)
+    # tests/cuda runs the CUDA/cuDNN plugins without a GPU (numpy emulation, NVRTC checks):
+    # CuPy (the device probe) and NVRTC are needed, not the CUDA libraries of CuPy's "ctk"
+    # extra, cuTENSOR, the cuDNN runtime or the frontend's DSL dependencies (GBs).
+    session.install("--no-deps", CUDA)
+    session.install("cupy-cuda13x>=14", "nvidia-cuda-nvrtc>=13,<14")
     session.install("--no-deps", CUDNN, "nvidia-cudnn-frontend")
     # the NCCL communicator's tests without a GPU need neither the NCCL library nor a device
     session.install("--no-deps", NCCL)
