@@ -29,7 +29,7 @@ FAKE_CUPY = {
     """),
 }
 REASONS = {"missing": "CuPy cannot be imported (No module named 'cupy'); install it with "
-                      "`pip install cupy-cuda13x`",
+                      "`pip install 'cupy-cuda13x[ctk]'`",
            "no_driver": "no usable CUDA driver: cudaErrorNoDevice: no CUDA-capable device",
            "no_device": "no CUDA device found; check the driver and the devices with "
                         "`nvidia-smi`"}

@@ -70,7 +70,7 @@ def _probe_cupy():
         import cupy
     except ImportError as e:
         raise CudaUnavailableError(
-            f"CuPy cannot be imported ({e}); install it with `pip install cupy-cuda13x` "
+            f"CuPy cannot be imported ({e}); install it with `pip install 'cupy-cuda13x[ctk]'` "
             f"(nnabla-ext-cuda declares it), or set {EMULATE_ENV}=1 to run on the numpy "
             "emulation") from None
     except Exception as e:  # noqa: BLE001 - a broken CuPy install raises anything

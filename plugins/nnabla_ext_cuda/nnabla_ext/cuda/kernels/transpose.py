@@ -3,7 +3,7 @@
 As the nnabla 1.32 release notes describe for cuTENSOR: one library handle per device,
 created at the first transpose on it and reused by every later one, and one plan per
 (device, data type, shape, permutation), built once. Where cuTENSOR is not installed
-(``pip install nnabla-ext-cuda[cutensor]``) or a data type is not one it permutes
+(``pip install cutensor-cu13``, a dependency of the plugin) or a data type is not one it permutes
 (float32, float16, float64), the transpose is CuPy's strided copy, as the generic kernel
 does; the reason is logged once. On the emulation, :mod:`nnabla_ext.cuda._host_cutensor`
 stands in for CuPy's binding, so the call sequence and the caches run without a device.
@@ -43,7 +43,7 @@ def library():
     except Exception as e:  # noqa: BLE001 - ImportError, or the library fails to load
         _unavailable.append(f"{type(e).__name__}: {e}")
         logger.info("nnabla_ext.cuda: transposes use CuPy's strided copy: cuTENSOR is not "
-                    "usable (%s); install it with `pip install nnabla-ext-cuda[cutensor]`", e)
+                    "usable (%s); install it with `pip install cutensor-cu13`", e)
         return None
     return cutensor
 
