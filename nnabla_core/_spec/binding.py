@@ -37,7 +37,12 @@ def infer(spec, in_shapes, args, n_outputs=-1):
     omitted optional input). ``n_outputs`` reaches shape rules that declare it
     (functions whose output count the caller chooses, e.g. ``output_stat``).
     Returns ``(args, out_shapes)``.
+
+    Raises:
+        TypeError: a required input is missing (None).
     """
+    if None in in_shapes:
+        _check_present(spec, in_shapes)
     if spec.resolve_args is not None:
         args = spec.resolve_args(spec, in_shapes, args)
     if _takes_n_outputs(spec):
@@ -45,3 +50,17 @@ def infer(spec, in_shapes, args, n_outputs=-1):
     else:
         out_shapes = spec.infer_shape(spec, *in_shapes, **args)
     return args, tuple(tuple(map(int, s)) for s in out_shapes)
+
+
+def _check_present(spec, in_shapes):
+    """TypeError naming the first required input given as None."""
+    inputs = spec.inputs
+    for i, shape in enumerate(in_shapes):
+        if shape is not None:
+            continue
+        decl = inputs[min(i, len(inputs) - 1)]
+        if decl.optional and not decl.variadic:
+            continue
+        name = f"{decl.name}[{i - inputs.index(decl)}]" if decl.variadic else decl.name
+        raise TypeError(f"{spec.api_name}: input '{name}' is None; expected an "
+                        "nnabla.Variable or nnabla.NdArray")
