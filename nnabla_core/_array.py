@@ -130,16 +130,24 @@ class SyncedArray:
 
     def swap_out(self, family, to=HOST):
         """Move the contents out of ``family``'s heads into a head of family ``to`` (a
-        copy in the same dtype, unless ``to`` already holds a valid head), then drop
+        copy of the widest-typed one, unless ``to`` already holds a head as wide), then drop
         ``family``'s heads; contents and ``modification_count`` are unchanged
         (``nnabla.lms``). Returns the bytes released."""
         held = [key for key in self.heads if key[0] is family]
         if not held or family is to:
             return 0
-        if not any(key[0] is to for key in self.heads):
-            self.get(held[0][1], to)
-        released = sum(family.nbytes(self.heads.pop(key)) for key in held)
-        self.nbytes_held -= released
+        widest = max((key[1] for key in held), key=lambda d: np.dtype(d).itemsize)
+        heads = {key: head for key, head in self.heads.items() if key[0] is not family}
+        added = 0
+        if not any(np.dtype(key[1]).itemsize >= np.dtype(widest).itemsize and key[0] is to
+                   for key in heads):
+            copy = to.convert(self.heads[(family, widest)], family, widest)
+            heads = {(to, widest): copy, **heads}      # first: the head others sync from
+            added = to.nbytes(copy)
+            _account(added)
+        released = sum(family.nbytes(self.heads[key]) for key in held)
+        self.heads = heads
+        self.nbytes_held += added - released
         _memory["in_use"] -= released
         return released
 
