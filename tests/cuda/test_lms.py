@@ -30,10 +30,10 @@ def _network(scope):
     return x, t, loss, params, data
 
 
-def _train(scope, scheduler=None, watch=None):
+def _train(scope, scheduler=None, watch=None, type_config="float"):
     """Losses and final parameters of STEPS Momentum steps on the cuda context."""
     nn.seed(1)
-    with nn.context_scope(get_extension_context("cuda")):
+    with nn.context_scope(get_extension_context("cuda", type_config=type_config)):
         x, t, loss, params, data = _network(scope)
         solver = S.Momentum(0.1)
         solver.set_parameters(params)
@@ -81,13 +81,16 @@ def _graph_arrays(loss, params):
     return arrays
 
 
-def test_training_under_the_scheduler_gives_the_same_numbers():
+@pytest.mark.parametrize("type_config", ["float", "half"])
+def test_training_under_the_scheduler_gives_the_same_numbers(type_config):
     get_extension_context("cuda")
     fam = family("cuda")
-    scheduler = SwapInOutScheduler(get_extension_context("cpu"),
-                                   get_extension_context("cuda"), size=4096)
-    ref_losses, ref_params, _ = _train("lms_ref")
-    losses, params, (x, t, loss, net_params) = _train("lms_swap", scheduler)
+    scheduler = SwapInOutScheduler(get_extension_context("cpu", type_config=type_config),
+                                   get_extension_context("cuda", type_config=type_config),
+                                   size=4096)
+    ref_losses, ref_params, _ = _train("lms_ref", type_config=type_config)
+    losses, params, (x, t, loss, net_params) = _train("lms_swap", scheduler,
+                                                      type_config=type_config)
     assert losses == ref_losses
     assert sorted(params) == sorted(ref_params)          # names relative to the scope
     for key in ref_params:
@@ -197,3 +200,24 @@ def test_the_with_statement_removes_its_hooks_even_on_error():
             assert "lms_function_pre_hook" in callback._HOOKS["function_pre"]
             raise KeyError("boom")
     assert all(not hooks for hooks in callback._HOOKS.values())
+
+
+def test_swap_out_keeps_the_widest_copy_first_on_the_host():
+    from nnabla._array import SyncedArray
+    get_extension_context("cuda")
+    cuda, host = family("cuda"), family("cpu")
+    value = np.float32(1) / np.float32(3) + np.arange(4, dtype=np.float32)
+    sa = SyncedArray((4,), np.float32)
+    sa.set(cuda.from_numpy(value), cuda)
+    sa.get(np.dtype(np.float16), host)          # a narrower host copy exists already
+    sa.get(np.dtype(np.float16), cuda)
+    count = sa.modification_count
+    released = sa.swap_out(cuda, host)
+    assert released == 4 * 4 + 4 * 2
+    assert [k[0] for k in sa.heads] == [host, host]
+    assert next(iter(sa.heads))[1] == np.float32      # what later reads convert from
+    np.testing.assert_array_equal(sa.get(np.dtype(np.float32), cuda).get(), value)
+    assert sa.modification_count == count
+    assert sa.swap_out(host, host) == 0
+    empty = SyncedArray((2,))
+    assert empty.swap_out(cuda, host) == 0 and not empty.heads
