@@ -18,6 +18,7 @@ never recomputed: training under the scheduler gives the same numbers as without
 """
 from __future__ import annotations
 
+import bisect
 import numbers
 import weakref
 
@@ -283,7 +284,9 @@ def _make_plan(order, size, prefetch_size):
         _prefetch(order, 0, resident, size, prefetch_size, plan[0][1])
 
     def next_use(ref, after):
-        return next((j for j in uses[ref] if j > after), len(order))
+        found = uses[ref]
+        k = bisect.bisect_right(found, after)
+        return found[k] if k < len(found) else len(order)
 
     for i, (_, arrays) in enumerate(order):
         for ref, _, n in arrays:
