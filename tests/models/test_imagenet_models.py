@@ -101,6 +101,26 @@ def test_offline_download_names_the_url_and_the_destination(monkeypatch, tmp_pat
     assert not list((tmp_path / "nnabla_data" / "nnp_models" / "imagenet").iterdir())
 
 
+@pytest.mark.parametrize("model, file", [(ResNet18, "Resnet-18.nnp"),
+                                         (lambda: imagenet.ShuffleNet(5), "ShuffleNet-0.5x.nnp")])
+def test_without_a_url_base_files_come_from_the_zenodo_record(monkeypatch, tmp_path, model,
+                                                                file):
+    # nnabla's maintainers moved the published files to Zenodo after 1.39 (flat file names)
+    import nnabla.utils.download as download_module
+
+    monkeypatch.delenv("NNABLA_MODELS_PRETRAINED", raising=False)
+    monkeypatch.delenv("NNABLA_MODELS_URL_BASE", raising=False)
+    asked = []
+
+    def refuse(url, path, **kw):
+        asked.append(url)
+        raise DownloadError("offline")
+    monkeypatch.setattr(download_module, "download", refuse)
+    with pytest.raises(DownloadError):
+        model()
+    assert asked == ["https://zenodo.org/records/16962677/files/" + file]
+
+
 @pytest.mark.parametrize("name, middle", [("ResNet50", (512, 512, 3, 3)),
                                           ("ResNeXt50", (1024, 32, 3, 3))])
 def test_bottleneck_networks_number_layers_in_graph_order(name, middle, zero_initial_values):

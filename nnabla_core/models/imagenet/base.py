@@ -7,8 +7,11 @@ from ...logger import logger
 from ..._variable import Variable
 from ...utils.nnp_graph import NnpNetworkPass
 from .._builder import Builder, BuiltNetwork, StopBuilding
-from ..utils import get_model_home, get_model_url_base, pretrained_from_env
+from ..utils import get_model_home, get_model_url_base_from_env, pretrained_from_env
 
+# Where nnabla's maintainers publish the ImageNet files since August 2025 (after 1.39, which
+# read them from nnabla.org's pretrained-models folder).
+IMAGENET_RECORD = "https://zenodo.org/records/16962677/files/"
 
 
 class ImageNetBase:
@@ -48,9 +51,11 @@ class ImageNetBase:
 
     def _load_nnp(self, stem, pretrained=None, rel_name=None):
         """Load ``imagenet/<stem>.nnp`` (or ``imagenet/<rel_name>``) from the model home,
-        downloading it from ``<url base>imagenet/<stem>/<stem>.nnp`` when missing; nothing
-        with ``pretrained=False`` (or ``NNABLA_MODELS_PRETRAINED=0``)."""
-        rel_name, rel_url = rel_name or f"{stem}.nnp", f"{stem}/{stem}.nnp"
+        downloading it when missing: from ``$NNABLA_MODELS_URL_BASE/imagenet/<stem>/<stem>.nnp``
+        when that variable is set (nnabla 1.39's layout), else from the Zenodo record where
+        nnabla's maintainers publish the files since 2025. Nothing with ``pretrained=False``
+        (or ``NNABLA_MODELS_PRETRAINED=0``)."""
+        rel_name = rel_name or f"{stem}.nnp"
         self._rel_name = rel_name
         self.pretrained = pretrained_from_env() if pretrained is None else bool(pretrained)
         self.nnp = None
@@ -60,7 +65,9 @@ class ImageNetBase:
         from ...utils.nnp_graph import NnpLoader
 
         path_nnp = os.path.join(get_model_home(), "imagenet", rel_name)
-        url = get_model_url_base() + "imagenet/" + rel_url
+        base = get_model_url_base_from_env()
+        url = (IMAGENET_RECORD + f"{stem}.nnp" if base is None
+               else base.rstrip("/") + f"/imagenet/{stem}/{stem}.nnp")
         os.makedirs(os.path.dirname(path_nnp), exist_ok=True)
         if not os.path.exists(path_nnp):
             logger.info(f"Downloading {rel_name} from {url}")
