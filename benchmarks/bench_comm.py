@@ -105,13 +105,15 @@ def worker(args):
         repeats = max(5, min(50, int(800 / size_mb))) // (3 if args.quick else 1)
         flat = np.full(count, 1e-3, np.float32)
         one = nn.NdArray.from_numpy_array(flat.copy())
-        parts = [nn.NdArray.from_numpy_array(a.copy())
-                 for a in np.array_split(flat, args.arrays)]
+
+        def split():
+            return [nn.NdArray.from_numpy_array(a.copy())
+                    for a in np.array_split(flat, args.arrays)]
+
+        # each case its own arrays: a communicator keeps the arrays of a packed list in its
+        # pack buffer, so two communicators taking turns on the same arrays would copy
+        parts, unchecked_parts, inplace_parts, renewed, sources = (split() for _ in range(5))
         host_parts = np.array_split(flat.copy(), args.arrays)
-        renewed = [nn.NdArray.from_numpy_array(a.copy())
-                   for a in np.array_split(flat, args.arrays)]
-        sources = [nn.NdArray.from_numpy_array(a.copy())
-                   for a in np.array_split(flat, args.arrays)]
 
         def renew():
             for array, source in zip(renewed, sources):
@@ -132,8 +134,8 @@ def worker(args):
             "one array": lambda: comm.all_reduce(one),
             "packed": lambda: comm.all_reduce(parts),
             "packed, new storage": (renew, lambda: comm.all_reduce(renewed)),
-            "packed, no layout check": lambda: unchecked.all_reduce(parts),
-            "inplace": lambda: comm.all_reduce(parts, inplace=True),
+            "packed, no layout check": lambda: unchecked.all_reduce(unchecked_parts),
+            "inplace": lambda: comm.all_reduce(inplace_parts, inplace=True),
         }
         seconds, cpu = _median_seconds(cases, world.Barrier, repeats)
         if comm.rank == 0:
