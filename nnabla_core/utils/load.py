@@ -39,7 +39,9 @@ from .. import functions as F
 from .. import initializer as I
 from .. import parameter as _parameter
 from .. import solvers as S
-from ..context import Context, get_current_context, set_default_context
+from .._variable import Variable
+from ..context import Context, context_scope, get_current_context, set_default_context
+from ..logger import logger
 from .._spec.wire import SOLVER_FIELDS
 from . import learning_rate_scheduler as L
 from . import nnabla_pb2
@@ -50,10 +52,55 @@ from ._nnp_schema import solver_arguments
 __all__ = ["load", "base_load", "link_components", "restore_optimizer_state"]
 
 
+def _old_style_context(proto):
+    """nnabla's reading of a context written before ``backends`` existed: ``backend``
+    ``'cpu|cuda'`` with ``compute_backend`` ``'default|cudnn'`` is the cudnn (or, with
+    ``'default'`` only, the cuda) extension's context, the CPU one where that extension
+    cannot run; the stored ``array_class`` is kept."""
+    backends = [b.strip() for b in proto.backend.split("|")]
+    compute = [b.strip() for b in proto.compute_backend.split("|")]
+    if "cuda" in backends:
+        if "cudnn" in compute:
+            name = "cudnn"
+        elif "default" in compute:
+            name = "cuda"
+        else:
+            raise ValueError(f"nnabla.utils.load: global_config has compute_backend "
+                             f"{proto.compute_backend!r}; expected 'default' or 'cudnn' in it")
+        ctx = _usable(name, str(proto.device_id) or "0")
+    elif "cpu" in backends or not proto.backend:
+        ctx = _usable("cpu", "0")
+    else:
+        raise ValueError(f"nnabla.utils.load: global_config has backend {proto.backend!r}; "
+                         f"expected 'cpu' or 'cpu|cuda'")
+    ctx.array_class = str(proto.array_class)
+    return ctx
+
+
+def _usable(name, device_id):
+    """The context of extension ``name``, or the CPU one (with a warning, as nnabla) when
+    that extension cannot run here."""
+    from ..ext_utils import get_extension_context
+
+    try:
+        ctx = get_extension_context(name, device_id=device_id)
+        if name != "cpu":
+            with context_scope(ctx):
+                F.relu(Variable((1,)))
+        return ctx
+    except (ImportError, ValueError, RuntimeError, NotImplementedError) as error:
+        if name == "cpu":
+            raise
+        logger.warning(f"nnabla.utils.load: the file's context needs {name!r}, which cannot "
+                       f"run here ({error}); using the CPU")
+        return get_extension_context("cpu")
+
+
 def _context(proto):
+    if not len(proto.backends):
+        return _old_style_context(proto)
     ctx = Context()
-    ctx.backend = list(proto.backends) or [b.strip() + ":float" for b in
-                                           proto.backend.split("|") if b.strip()] or ["cpu:float"]
+    ctx.backend = list(proto.backends)
     ctx.array_class = str(proto.array_class)
     ctx.device_id = str(proto.device_id) or "0"
     return ctx
@@ -80,25 +127,59 @@ def _training_config(proto):
 
 
 def _create_dataset(d, index, prepare):
+    """A dataset of the file with its ``data_iterator`` factory, as nnabla prepares it: with
+    a ``cache_dir`` and ``create_cache_explicitly``, the cache is created now (if absent or
+    ``overwrite_cache``) and read; with a cache directory already holding data, that is
+    read; otherwise the CSV is (caching into ``cache_dir`` when given)."""
     dataset = types.SimpleNamespace(uri=d.uri, cache_dir=d.cache_dir, proto=d,
                                     normalize=not d.no_image_normalization)
     dataset.data_iterator = None
-    if prepare:
-        from . import data_iterator as D
+    if not prepare:
+        return dataset
+    from . import data_iterator as D
+    from .communicator_util import current_communicator, single_or_rankzero
 
-        maker = getattr(D, "data_iterator_csv_dataset", None)
-        if maker is None:
-            def missing():
-                raise NotImplementedError(
-                    f"dataset {d.name!r}: CSV/cache data iterators "
-                    f"(nnabla.utils.data_iterator.data_iterator_csv_dataset) are not available")
-            dataset.data_iterator = missing
-        else:
-            rng = np.random.RandomState(index)
-            dataset.data_iterator = lambda: maker(d.uri, d.batch_size, d.shuffle, rng=rng,
-                                                  normalize=dataset.normalize,
-                                                  cache_dir=d.cache_dir or None)
+    comm = current_communicator()
+    rng = np.random.RandomState(index)      # one stream per dataset, the same on every rank
+    cache_dir = d.cache_dir or None
+    memory_cache = comm.size == 1 if comm else True
+    if cache_dir and (d.create_cache_explicitly or comm):
+        if not os.path.exists(os.path.join(cache_dir, "cache_index.csv")) or d.overwrite_cache:
+            if single_or_rankzero():
+                _create_cache(d, cache_dir, rng)
+            if comm:
+                comm.barrier()
+        rng = np.random.RandomState(index)
+        dataset.data_iterator = lambda: D.data_iterator_cache(
+            cache_dir, d.batch_size, d.shuffle, rng=rng, normalize=dataset.normalize,
+            with_memory_cache=memory_cache)
+    elif (not cache_dir or d.overwrite_cache or not os.path.isdir(cache_dir)
+          or not os.listdir(cache_dir)):
+        if cache_dir:
+            os.makedirs(cache_dir, exist_ok=True)
+        dataset.data_iterator = lambda: D.data_iterator_csv_dataset(
+            d.uri, d.batch_size, d.shuffle, rng=rng, normalize=dataset.normalize,
+            cache_dir=cache_dir)
+    else:
+        dataset.data_iterator = lambda: D.data_iterator_cache(
+            cache_dir, d.batch_size, d.shuffle, rng=rng, normalize=dataset.normalize,
+            with_memory_cache=memory_cache)
     return dataset
+
+
+def _create_cache(d, cache_dir, rng):
+    from .create_cache import CreateCache
+    from .data_iterator import data_iterator_csv_dataset
+
+    logger.log(99, f'Creating cache data for "{d.uri}"')
+    os.makedirs(cache_dir, exist_ok=True)
+    if os.path.exists(d.uri):
+        CreateCache(d.uri, rng=rng, shuffle=d.shuffle).create(cache_dir, normalize=False)
+    else:                       # a remote CSV: reading it once through a cache writes one
+        with data_iterator_csv_dataset(d.uri, d.batch_size, d.shuffle, rng=rng,
+                                       normalize=False, cache_dir=cache_dir,
+                                       with_memory_cache=False):
+            pass
 
 
 def _solver(solver_proto):

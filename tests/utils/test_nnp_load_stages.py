@@ -139,3 +139,54 @@ def test_a_variable_batch_broadcast_loads_at_any_batch_size_as_nnabla(tmp_path):
     assert info.networks["model"].variables["y"].variable_instance.shape == (8, 3, 3, 3)
     net = NnpLoader(path).get_network("model", batch_size=8)
     assert net.outputs["y"].shape == (8, 3, 3, 3)
+
+
+def _dataset_file(tmp_path, values, cache_dir, overwrite):
+    csv = tmp_path / "data.csv"
+    csv.write_text("x\n" + "".join(f"{v}\n" for v in values))
+    proto = nnabla_pb2.NNablaProtoBuf()
+    d = proto.dataset.add(name="train", uri=str(csv), cache_dir=str(cache_dir), batch_size=2,
+                          shuffle=False, create_cache_explicitly=True,
+                          overwrite_cache=overwrite)
+    assert d.name == "train"
+    path = tmp_path / "model.protobuf"
+    path.write_bytes(proto.SerializeToString())
+    return str(path)
+
+
+def _first_batch(info):
+    with info.datasets["train"].data_iterator() as di:
+        return di.next()[0].ravel().tolist()
+
+
+def test_an_explicit_dataset_cache_is_created_at_load_and_reused_as_nnabla(tmp_path):
+    cache = tmp_path / "cache"
+    info = L.load(_dataset_file(tmp_path, [1, 2, 3, 4], cache, overwrite=False))
+    assert (cache / "cache_index.csv").exists()      # created by load, before any read
+    assert _first_batch(info) == [1.0, 2.0]
+    # an existing cache is what the dataset reads unless overwrite_cache is set
+    info = L.load(_dataset_file(tmp_path, [5, 6, 7, 8], cache, overwrite=False))
+    assert _first_batch(info) == [1.0, 2.0]
+    info = L.load(_dataset_file(tmp_path, [5, 6, 7, 8], cache, overwrite=True))
+    assert _first_batch(info) == [5.0, 6.0]
+
+
+def _old_style_context_file(tmp_path, backend, compute_backend):
+    proto = nnabla_pb2.NNablaProtoBuf()
+    c = proto.global_config.default_context
+    c.backend, c.compute_backend, c.array_class = backend, compute_backend, "CpuCachedArray"
+    path = tmp_path / "model.protobuf"
+    path.write_bytes(proto.SerializeToString())
+    return str(path)
+
+
+def test_an_old_style_context_is_read_as_nnabla_reads_it(tmp_path):
+    before = nn.get_current_context()
+    try:
+        info = L.load(_old_style_context_file(tmp_path, "cpu", "default"))
+        ctx = info.global_config.default_context
+        assert ctx.backend == ["cpu:float"] and ctx.array_class == "CpuCachedArray"
+        with pytest.raises(ValueError, match="compute_backend 'other'"):
+            L.load(_old_style_context_file(tmp_path, "cpu|cuda", "other"))
+    finally:
+        nn.set_default_context(before)
