@@ -12,7 +12,8 @@ Loop control written by Neural Network Console (``repeat_info``, ``RepeatStart``
 unrolled first (:mod:`nnabla.utils._nnp_loop`). Loading refuses, with the network, function
 and variable named: unknown function types, inputs or outputs that name no declared
 variable, a variable written by two functions, cycles, wrong input counts, missing
-parameters, and declared shapes that differ from the shapes the functions compute.
+parameters, and (in networks without a batch placeholder) declared shapes that differ from
+the shapes the functions compute.
 """
 from __future__ import annotations
 
