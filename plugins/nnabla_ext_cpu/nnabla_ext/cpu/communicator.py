@@ -89,6 +89,9 @@ def _watchdog_timeout():
     return timeout
 
 
+_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
 def _wire_dtype(dtype):
     """The dtype a buffer of ``dtype`` travels in (MPI has no float16)."""
     return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
@@ -256,11 +259,15 @@ class MpiCommunicator(Communicator):
         """
         messages, packs, seen = [], {}, set()
         self._scratch = {d: (0, buf) for d, (_, buf) in self._scratch.items()}
-        for a in arrays:
-            dtype = self._dtype(a)
-            if type(a._array) is SyncedArray and not a._array.has_type():
-                a._array.dtype = dtype       # the type its result gets
-            if inplace or _size(a) * dtype.itemsize >= OWN_MESSAGE_BYTES:
+        for a in arrays:         # per array and call: kept lean (see _size)
+            array = a._array
+            if array.has_type():
+                dtype = array.dtype
+            else:
+                dtype = self._untyped
+                if type(array) is SyncedArray:
+                    array.dtype = dtype      # the type its result gets
+            if inplace or math.prod(array.shape) * dtype.itemsize >= OWN_MESSAGE_BYTES:
                 own = _own_buffer(a, dtype, write)
                 key = None if own is None else own.__array_interface__["data"][0]
                 if own is not None and key not in seen:  # twice: the second is packed
@@ -268,14 +275,17 @@ class MpiCommunicator(Communicator):
                     messages.append((own, None))
                     continue
                 own = None       # no stray reference to a pack buffer (see _Pack.prepare)
+            wire = _F32 if dtype == _F16 else dtype
             if inplace:
-                pack = self._pack([a], _wire_dtype(dtype))
+                pack = self._pack({id(array): a}, wire)
                 messages.append((pack.buf, pack))
             else:
-                batch = packs.setdefault(_wire_dtype(dtype), {})
-                batch.setdefault(id(a._array), a)    # an array listed twice is packed once
+                batch = packs.get(wire)
+                if batch is None:
+                    batch = packs[wire] = {}
+                batch.setdefault(id(array), a)      # an array listed twice is packed once
         for dtype, batch in packs.items():
-            pack = self._pack(list(batch.values()), dtype)
+            pack = self._pack(batch, dtype)
             messages.append((pack.buf, pack))
         if read:
             for _, pack in messages:
@@ -283,11 +293,12 @@ class MpiCommunicator(Communicator):
                     pack.fill(1.0 if factor is None else factor(pack.buf.dtype))
         return messages
 
-    def _pack(self, batch, dtype):
-        """The :class:`_Pack` (of wire ``dtype``) of ``batch``: the kept one when ``batch``
-        was packed before, else a new one (kept if it fits in ``PACK_CACHE_BYTES``, else cut
-        from the shared scratch buffer)."""
-        key = (dtype.str, tuple(id(a._array) for a in batch))
+    def _pack(self, arrays, dtype):
+        """The :class:`_Pack` (of wire ``dtype``) of ``arrays`` (``{id of the storage:
+        NdArray}``): the kept one when they were packed before, else a new one (kept if it
+        fits in ``PACK_CACHE_BYTES``, else cut from the shared scratch buffer)."""
+        key = (dtype, tuple(arrays))
+        batch = list(arrays.values())
         pack = self._packs.get(key)
         if pack is not None and pack.holds(batch):
             self._packs.move_to_end(key)
@@ -440,8 +451,11 @@ class _Pack:
     def holds(self, batch):
         """Whether this pack was made for the arrays of ``batch`` (not for dead arrays whose
         ids were reused)."""
-        return all(ref() is a._array and _size(a) == stop - start
-                   for ref, a, (start, stop, _) in zip(self.arrays, batch, self.bounds))
+        for ref, a, bound in zip(self.arrays, batch, self.bounds):
+            array = a._array
+            if ref() is not array or array.shape != bound[2]:
+                return False
+        return True
 
     def prepare(self):
         """Make the buffer safe to fill: a new one when anything else refers to it."""
