@@ -317,7 +317,13 @@ def test_chunked_deformable_convolution_matches_the_whole_batch(monkeypatch):
 
 
 def test_default_threads():
+    cores = native._usable_cores()
     assert native.default_threads({"NNABLA_CPU_NUM_THREADS": "3", "OMP_NUM_THREADS": "2"}) == 3
-    assert native.default_threads({"OMP_NUM_THREADS": "2"}) == 1     # BLAS's threads spin
-    assert native.default_threads({"NNABLA_CPU_NUM_THREADS": "0"}) == 1
-    assert native.default_threads({}) == 1
+    assert native.default_threads({"OMP_NUM_THREADS": "2"}) == 2
+    assert native.default_threads({"OMP_NUM_THREADS": "4,2"}) == 4
+    assert native.default_threads({"NNABLA_CPU_NUM_THREADS": "0"}) == cores
+    assert native.default_threads({}) == cores
+    # BLAS with threads of its own (no shared pool): those spin, so one native thread
+    assert native.default_threads({"OMP_NUM_THREADS": "2"}, shared_pool=False) == 1
+    assert native.default_threads({}, shared_pool=False) == 1
+    assert native.default_threads({"NNABLA_CPU_NUM_THREADS": "2"}, shared_pool=False) == 2

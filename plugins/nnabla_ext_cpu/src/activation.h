@@ -148,11 +148,10 @@ template <typename Body>
 void for_chunks(idx_t n, Body body) {
   const idx_t chunk = 1 << 14;
   const idx_t count = (n + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static) if (n > kParallelWork * 16)
-  for (idx_t c = 0; c < count; ++c) {
+  parallel_for(count, n > kParallelWork * 16, [&](idx_t c) {
     const idx_t start = c * chunk;
     body(start, std::min(n, start + chunk) - start);
-  }
+  });
 }
 
 }  // namespace nbla_native

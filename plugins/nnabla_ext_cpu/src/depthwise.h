@@ -55,8 +55,7 @@ void depthwise_forward(const T *x, const T *w, T *y, idx_t batch, idx_t channels
   const idx_t X = g.in_size(), Y = g.out_size(), K = g.kernel_size();
   const idx_t planes = batch * channels * m;
   const idx_t s2 = g.stride[2], d2 = g.dilation[2], p2 = g.pad[2];
-#pragma omp parallel for schedule(static) if (planes > 1 && planes * Y * K > kParallelWork)
-  for (idx_t plane = 0; plane < planes; ++plane) {
+  parallel_for(planes, planes > 1 && planes * Y * K > kParallelWork, [&](idx_t plane) {
     const idx_t n = plane / (channels * m), o = plane % (channels * m), c = o / m;
     const T *xp = x + (n * channels + c) * X;
     const T *wo = w + o * K;
@@ -68,7 +67,7 @@ void depthwise_forward(const T *x, const T *w, T *y, idx_t batch, idx_t channels
       const T wk = wo[k];
       for (idx_t o2 = cols.lo[k2]; o2 < cols.hi[k2]; ++o2) out[o2] += wk * in[o2 * s2];
     });
-  }
+  });
 }
 
 // dx (batch, channels, in) = sum over the m filters of channel c of w scattered by dy.
@@ -79,8 +78,7 @@ void depthwise_backward_data(const T *dy, const T *w, T *dx, idx_t batch, idx_t 
   const idx_t X = g.in_size(), Y = g.out_size(), K = g.kernel_size();
   const idx_t planes = batch * channels;
   const idx_t s2 = g.stride[2], d2 = g.dilation[2], p2 = g.pad[2];
-#pragma omp parallel for schedule(static) if (planes > 1 && planes * m * Y * K > kParallelWork)
-  for (idx_t plane = 0; plane < planes; ++plane) {
+  parallel_for(planes, planes > 1 && planes * m * Y * K > kParallelWork, [&](idx_t plane) {
     const idx_t n = plane / channels, c = plane % channels;
     T *xp = dx + plane * X;
     std::fill(xp, xp + X, T(0));
@@ -95,7 +93,7 @@ void depthwise_backward_data(const T *dy, const T *w, T *dx, idx_t batch, idx_t 
         for (idx_t o2 = cols.lo[k2]; o2 < cols.hi[k2]; ++o2) in[o2 * s2] += wk * grad[o2];
       });
     }
-  }
+  });
 }
 
 // dw (channels * m, kernel) = sum over the batch of dy correlated with x.
@@ -106,8 +104,7 @@ void depthwise_backward_weight(const T *dy, const T *x, T *dw, idx_t batch, idx_
   const idx_t X = g.in_size(), Y = g.out_size(), K = g.kernel_size();
   const idx_t filters = channels * m;
   const idx_t s2 = g.stride[2], d2 = g.dilation[2], p2 = g.pad[2];
-#pragma omp parallel for schedule(static) if (filters > 1 && batch * filters * Y * K > kParallelWork)
-  for (idx_t o = 0; o < filters; ++o) {
+  parallel_for(filters, filters > 1 && batch * filters * Y * K > kParallelWork, [&](idx_t o) {
     const idx_t c = o / m;
     std::vector<T> acc(K, T(0));
     for (idx_t n = 0; n < batch; ++n) {
@@ -122,7 +119,7 @@ void depthwise_backward_weight(const T *dy, const T *x, T *dw, idx_t batch, idx_
       });
     }
     std::copy(acc.begin(), acc.end(), dw + o * K);
-  }
+  });
 }
 
 }  // namespace nbla_native

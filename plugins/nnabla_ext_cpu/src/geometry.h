@@ -8,30 +8,12 @@
 #include <string>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "thread_pool.h"
 
 namespace nbla_native {
 
 using idx_t = std::int64_t;
 using Dims = std::array<idx_t, 3>;
-
-inline int num_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-
-inline void set_num_threads(int n) {
-#ifdef _OPENMP
-  omp_set_num_threads(std::max(1, n));
-#else
-  (void)n;
-#endif
-}
 
 // Below this much work a parallel region costs more than it saves.
 constexpr idx_t kParallelWork = 1 << 14;

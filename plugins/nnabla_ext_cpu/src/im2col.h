@@ -33,8 +33,7 @@ void im2col_cf(const T *x, T *col, idx_t batch, idx_t channels, const Geometry &
   const idx_t K = g.kernel_size(), O = g.out_size(), S = g.in_size();
   const idx_t O1 = g.out[1], O2 = g.out[2], s2 = g.stride[2];
   const idx_t rows = channels * K;
-#pragma omp parallel for schedule(dynamic, 4) if (rows * batch * O > kParallelWork)
-  for (idx_t r = 0; r < rows; ++r) {
+  parallel_for(rows, rows * batch * O > kParallelWork, [&](idx_t r) {
     const idx_t c = r / K;
     idx_t k[3], lo[3], hi[3];
     detail::split_kernel(g, r % K, k);
@@ -68,7 +67,7 @@ void im2col_cf(const T *x, T *col, idx_t batch, idx_t channels, const Geometry &
         }
       }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -76,8 +75,7 @@ void col2im_cf(const T *col, T *x, idx_t batch, idx_t channels, const Geometry &
   const idx_t K = g.kernel_size(), O = g.out_size(), S = g.in_size();
   const idx_t O1 = g.out[1], O2 = g.out[2], s2 = g.stride[2];
   // One channel per task: the rows of a channel all write into its planes.
-#pragma omp parallel for schedule(dynamic, 4) if (channels * K * batch * O > kParallelWork)
-  for (idx_t c = 0; c < channels; ++c) {
+  parallel_for(channels, channels * K * batch * O > kParallelWork, [&](idx_t c) {
     for (idx_t n = 0; n < batch; ++n) std::fill(x + (n * channels + c) * S,
                                                 x + (n * channels + c + 1) * S, T(0));
     for (idx_t kk = 0; kk < K; ++kk) {
@@ -99,7 +97,7 @@ void col2im_cf(const T *col, T *x, idx_t batch, idx_t channels, const Geometry &
         }
       }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -107,8 +105,7 @@ void im2col_cl(const T *x, T *col, idx_t batch, idx_t channels, idx_t groups,
                const Geometry &g) {
   const idx_t K = g.kernel_size(), O = g.out_size(), S = g.in_size();
   const idx_t cg = channels / groups, row = channels * K;
-#pragma omp parallel for schedule(dynamic, 4) if (batch * O * row > kParallelWork)
-  for (idx_t no = 0; no < batch * O; ++no) {
+  parallel_for(batch * O, batch * O * row > kParallelWork, [&](idx_t no) {
     const idx_t n = no / O, o = no % O;
     const idx_t oo[3] = {o / (g.out[1] * g.out[2]), (o / g.out[2]) % g.out[1], o % g.out[2]};
     const T *xn = x + n * S * channels;
@@ -126,7 +123,7 @@ void im2col_cl(const T *x, T *col, idx_t batch, idx_t channels, idx_t groups,
         }
       }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -135,8 +132,7 @@ void col2im_cl(const T *col, T *x, idx_t batch, idx_t channels, idx_t groups,
   const idx_t K = g.kernel_size(), O = g.out_size(), S = g.in_size();
   const idx_t cg = channels / groups, row = channels * K;
   // One sample per task: all of its pixels write only into its own image.
-#pragma omp parallel for schedule(dynamic, 4) if (batch * O * row > kParallelWork)
-  for (idx_t n = 0; n < batch; ++n) {
+  parallel_for(batch, batch * O * row > kParallelWork, [&](idx_t n) {
     T *xn = x + n * S * channels;
     std::fill(xn, xn + S * channels, T(0));
     for (idx_t o = 0; o < O; ++o) {
@@ -154,7 +150,7 @@ void col2im_cl(const T *col, T *x, idx_t batch, idx_t channels, idx_t groups,
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace nbla_native

@@ -5,7 +5,7 @@
 //
 // Every kernel takes C-contiguous float32 or float64 arrays, allocates its output
 // (im2col/col2im write into `out` when given), and runs without the GIL
-// (OpenMP-parallel when built with it). Up to three spatial axes are handled;
+// (on the thread pool of thread_pool.h). Up to three spatial axes are handled;
 // callers promote 1-D/2-D geometry to 3-D with leading size-1 axes (see
 // geometry.h), so one code path serves all ranks.
 #include <pybind11/numpy.h>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "activation.h"
+#include "blas_threads.h"
 #include "cached_allocator.h"
 #include "depthwise.h"
 #include "geometry.h"
@@ -462,11 +463,16 @@ void bind_all(py::module_ &m) {
 PYBIND11_MODULE(_native, m) {
   using namespace pybind11::literals;
   m.doc() = "Native C++ kernels of nnabla_ext.cpu";
-  m.attr("ABI_VERSION") = 5;
+  m.attr("ABI_VERSION") = 6;
   // float first: with an exact dtype match pybind11 picks the first overload.
   bind_all<float>(m);
   bind_all<double>(m);
   m.def("num_threads", &nbla_native::num_threads, "Threads the native loops may use.");
+  m.def("blas_callback_address", [] {
+    return reinterpret_cast<std::uintptr_t>(&nbla_native::run_blas_jobs);
+  }, "Address of the OpenBLAS threads callback that runs BLAS jobs on the native team.");
+  m.def("blas_job_batches", [] { return nbla_native::blas_job_batches().load(); },
+        "How many parallel BLAS calls the callback has run (for tests).");
   namespace cache = nbla_native::cache;
   m.attr("CACHE_MIN_BYTES") = cache::kLargeBytes;
   m.def("install_cached_allocator", [] { if (!cache::install()) throw py::error_already_set(); },
@@ -488,5 +494,5 @@ PYBIND11_MODULE(_native, m) {
     return d;
   }, "Counters of the caching allocator (large blocks only).");
   m.def("set_num_threads", &nbla_native::set_num_threads, "n"_a,
-        "Limit the threads of the native loops (OpenMP); BLAS is not affected.");
+        "Threads of the native loops' pool (and of the OpenBLAS jobs it runs).");
 }

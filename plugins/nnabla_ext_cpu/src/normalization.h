@@ -25,8 +25,7 @@ inline bool channels_parallel(idx_t outer, idx_t channels, idx_t inner) {
 template <typename T>
 void channel_moments(const T *x, T *mean, T *var, idx_t outer, idx_t channels, idx_t inner) {
   const idx_t n = outer * inner;
-#pragma omp parallel for schedule(static) if (detail::channels_parallel(outer, channels, inner))
-  for (idx_t c = 0; c < channels; ++c) {
+  parallel_for(channels, detail::channels_parallel(outer, channels, inner), [&](idx_t c) {
     double sum = 0.0;
     for (idx_t o = 0; o < outer; ++o) {
       const T *r = x + (o * channels + c) * inner;
@@ -43,15 +42,14 @@ void channel_moments(const T *x, T *mean, T *var, idx_t outer, idx_t channels, i
     }
     mean[c] = m;
     var[c] = n ? T(squares / double(n)) : T(0);
-  }
+  });
 }
 
 // sum_dy[c] = sum dy and sum_dy_xc[c] = sum dy (x - mean[c]) over the channel.
 template <typename T>
 void channel_grad_sums(const T *dy, const T *x, const T *mean, T *sum_dy, T *sum_dy_xc,
                        idx_t outer, idx_t channels, idx_t inner) {
-#pragma omp parallel for schedule(static) if (detail::channels_parallel(outer, channels, inner))
-  for (idx_t c = 0; c < channels; ++c) {
+  parallel_for(channels, detail::channels_parallel(outer, channels, inner), [&](idx_t c) {
     const T m = mean[c];
     double s = 0.0, sx = 0.0;
     for (idx_t o = 0; o < outer; ++o) {
@@ -65,7 +63,7 @@ void channel_grad_sums(const T *dy, const T *x, const T *mean, T *sum_dy, T *sum
     }
     sum_dy[c] = T(s);
     sum_dy_xc[c] = T(sx);
-  }
+  });
 }
 
 // y = (x - mean[c]) a[c] + b[c], plus dy p[c] when dy is given (the input gradient of a
@@ -74,8 +72,7 @@ template <typename T>
 void channel_affine(const T *x, const T *mean, const T *a, const T *b, const T *dy,
                     const T *p, T *y, idx_t outer, idx_t channels, idx_t inner) {
   const idx_t rows = outer * channels;
-#pragma omp parallel for schedule(static) if (rows > 1 && rows * inner > kParallelWork)
-  for (idx_t row = 0; row < rows; ++row) {
+  parallel_for(rows, rows > 1 && rows * inner > kParallelWork, [&](idx_t row) {
     const idx_t c = row % channels, at = row * inner;
     const T m = mean[c], ac = a[c], bc = b[c];
     const T *r = x + at;
@@ -87,7 +84,7 @@ void channel_affine(const T *x, const T *mean, const T *a, const T *b, const T *
     } else {
       for (idx_t i = 0; i < inner; ++i) out[i] = (r[i] - m) * ac + bc;
     }
-  }
+  });
 }
 
 }  // namespace nbla_native

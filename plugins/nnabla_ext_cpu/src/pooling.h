@@ -225,26 +225,24 @@ void max_pool_forward(const T *x, T *y, idx_t *index, idx_t outer, idx_t inner,
                       const Geometry &g) {
   const detail::Windows w(g);
   const idx_t X = g.in_size() * inner, Y = g.out_size() * inner;
-#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
-  for (idx_t b = 0; b < outer; ++b) {
+  parallel_for(outer, detail::parallel_worth(outer, inner, g), [&](idx_t b) {
     if (inner == 1)
       detail::max_forward_block<true>(x + b * X, y + b * Y, index + b * Y, b * X, inner, g, w);
     else
       detail::max_forward_block<false>(x + b * X, y + b * Y, index + b * Y, b * X, inner, g, w);
-  }
+  });
 }
 
 // dx (outer blocks of x_block values) = scatter-add of dy at `index`.
 template <typename T>
 void max_pool_backward(const T *dy, const idx_t *index, T *dx, idx_t outer, idx_t y_block,
                        idx_t x_block) {
-#pragma omp parallel for schedule(dynamic, 16) if (outer * (x_block + y_block) > kParallelWork)
-  for (idx_t b = 0; b < outer; ++b) {
+  parallel_for(outer, outer * (x_block + y_block) > kParallelWork, [&](idx_t b) {
     std::fill(dx + b * x_block, dx + (b + 1) * x_block, T(0));
     for (idx_t j = b * y_block; j < (b + 1) * y_block; ++j) {
       if (index[j] >= 0) dx[index[j]] += dy[j];
     }
-  }
+  });
 }
 
 template <typename T>
@@ -254,19 +252,18 @@ void avg_pool_forward(const T *x, T *y, idx_t outer, idx_t inner, const Geometry
   const idx_t X = g.in_size() * inner, Y = g.out_size() * inner;
   if (inner == 1) {
     const detail::ColumnRange cols(g);
-#pragma omp parallel if (detail::parallel_worth(outer, inner, g))
-    {
+    parallel_range(outer, detail::parallel_worth(outer, inner, g), [&](idx_t b0, idx_t b1) {
       std::vector<T> acc(g.out[2]);
-#pragma omp for schedule(static)
-      for (idx_t b = 0; b < outer; ++b)
+      for (idx_t b = b0; b < b1; ++b)
         detail::avg_forward_rows(x + b * X, y + b * Y, g, w, cols, including_pad, average,
                                  acc.data());
-    }
+    });
     return;
   }
-#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
-  for (idx_t b = 0; b < outer; ++b)  // channel-last: the channel loop is innermost
+  // channel-last: the channel loop is innermost
+  parallel_for(outer, detail::parallel_worth(outer, inner, g), [&](idx_t b) {
     detail::avg_forward_block(x + b * X, y + b * Y, inner, g, w, including_pad, average);
+  });
 }
 
 template <typename T>
@@ -276,20 +273,17 @@ void avg_pool_backward(const T *dy, T *dx, idx_t outer, idx_t inner, const Geome
   const idx_t X = g.in_size() * inner, Y = g.out_size() * inner;
   if (inner == 1) {
     const detail::ColumnRange cols(g);
-#pragma omp parallel if (detail::parallel_worth(outer, inner, g))
-    {
+    parallel_range(outer, detail::parallel_worth(outer, inner, g), [&](idx_t b0, idx_t b1) {
       std::vector<T> share(g.out[2]);
-#pragma omp for schedule(static)
-      for (idx_t b = 0; b < outer; ++b)
+      for (idx_t b = b0; b < b1; ++b)
         detail::avg_backward_rows(dy + b * Y, dx + b * X, g, w, cols, including_pad, average,
                                   share.data());
-    }
+    });
     return;
   }
-#pragma omp parallel for schedule(dynamic, 16) if (detail::parallel_worth(outer, inner, g))
-  for (idx_t b = 0; b < outer; ++b)
-    detail::avg_backward_block(dy + b * Y, dx + b * X, inner, g, w, including_pad,
-                                      average);
+  parallel_for(outer, detail::parallel_worth(outer, inner, g), [&](idx_t b) {
+    detail::avg_backward_block(dy + b * Y, dx + b * X, inner, g, w, including_pad, average);
+  });
 }
 
 }  // namespace nbla_native

@@ -115,22 +115,21 @@ static void softmax_rows(const double *x, double *y, idx_t first, idx_t last, id
 template <typename T>
 void softmax_rows_forward(const T *x, T *y, idx_t rows, idx_t n) {
   const idx_t block = 16;
-#pragma omp parallel for schedule(static) if (rows > block && rows * n > kParallelWork)
-  for (idx_t r = 0; r < rows; r += block) softmax_rows(x, y, r, std::min(rows, r + block), n);
+  parallel_for((rows + block - 1) / block, rows > block && rows * n > kParallelWork,
+               [&](idx_t b) { softmax_rows(x, y, b * block, std::min(rows, (b + 1) * block), n); });
 }
 
 // dx = y (dy - sum(dy y)) over the last axis of (rows, n).
 template <typename T>
 void softmax_rows_backward(const T *y, const T *dy, T *dx, idx_t rows, idx_t n) {
-#pragma omp parallel for schedule(static) if (rows > 1 && rows * n > kParallelWork)
-  for (idx_t r = 0; r < rows; ++r) {
+  parallel_for(rows, rows > 1 && rows * n > kParallelWork, [&](idx_t r) {
     const T *yr = y + r * n;
     const T *gr = dy + r * n;
     T *out = dx + r * n;
     T dot = T(0);
     for (idx_t i = 0; i < n; ++i) dot += gr[i] * yr[i];
     for (idx_t i = 0; i < n; ++i) out[i] = yr[i] * (gr[i] - dot);
-  }
+  });
 }
 
 }  // namespace nbla_native

@@ -6,6 +6,8 @@ of the caching allocator (:mod:`.memory`).
 """
 from __future__ import annotations
 
+import operator
+
 __version__ = "0.2.0"
 API_VERSION = (2, 0)
 
@@ -30,19 +32,43 @@ def context(device_id="", type_config="float", **kw):
 
 
 def set_num_threads(n):
-    """Threads of the CPU backend's native loops (im2col, pooling, normalization,
-    element-wise activations).
+    """Threads of the CPU backend: its native loops (im2col, pooling, normalization,
+    element-wise activations) and, where numpy's OpenBLAS runs its jobs on the same
+    threads (OpenBLAS 0.3.27 or later, see ``nnabla_ext.cpu._blas``), numpy's matrix
+    products too.
 
-    The initial value is ``NNABLA_CPU_NUM_THREADS``, else 1: OpenBLAS's threads spin after
-    each matrix product and an OpenMP team of ours would wait for them (see
-    ``nnabla_ext.cpu.kernels.native.default_threads``). BLAS (numpy's matrix products) keeps
-    its own setting (``OPENBLAS_NUM_THREADS``, or ``OMP_NUM_THREADS``, read when numpy loads).
+    The initial value is ``NNABLA_CPU_NUM_THREADS``, else ``OMP_NUM_THREADS``, else every
+    usable core; with another BLAS, 1 unless ``NNABLA_CPU_NUM_THREADS`` is set (its
+    threads would spin on the cores ours need, see
+    ``nnabla_ext.cpu.kernels.native.default_threads``), and BLAS keeps its own setting.
+    In a process forked from one that used several threads, the native loops run on one.
+
+    Example:
+        >>> import nnabla_ext.cpu
+        >>> import nnabla_ext.cpu
+        >>> n = nnabla_ext.cpu.get_num_threads()
+        >>> nnabla_ext.cpu.set_num_threads(n)
+        >>> nnabla_ext.cpu.get_num_threads() == n
+        True
     """
-    if int(n) < 1:
+    try:
+        count = 0 if isinstance(n, bool) else operator.index(n)
+    except TypeError:
+        count = 0
+    if count < 1:
         raise ValueError(f"nnabla_ext.cpu.set_num_threads: argument 'n' is {n!r}; "
                          "expected an integer >= 1")
+    n = count
+    from . import _blas
     from .kernels import native
-    native._native.set_num_threads(int(n))
+    native._native.set_num_threads(n)
+    _blas.set_num_threads(n)
+
+
+def get_num_threads():
+    """Threads the native loops use now (see :func:`set_num_threads`)."""
+    from .kernels import native
+    return native._native.num_threads()
 
 
 def get_devices():

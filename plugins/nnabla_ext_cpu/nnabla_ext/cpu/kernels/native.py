@@ -3,7 +3,8 @@
 The generic kernels in :mod:`.neural_network` keep the math (GEMMs through
 ``numpy.matmul``/BLAS); these subclasses only swap their window loops (im2col,
 col2im, pooling) for the C++ ones in ``nnabla_ext.cpu._native``, which run
-without the GIL and with OpenMP. Problems with more than three spatial axes
+without the GIL, on the thread pool that also runs numpy's OpenBLAS jobs
+(:mod:`nnabla_ext.cpu._blas`). Problems with more than three spatial axes
 stay on the generic code. Importing this module raises ``ImportError`` when the
 compiled module is missing; the kernel table then keeps the generic kernels.
 """
@@ -14,32 +15,49 @@ import os
 
 import numpy as np
 
-# Native loops and BLAS GEMMs alternate; OpenMP threads that spin after a loop
-# would steal the cores BLAS needs (measured: up to 2x slower convolutions).
-# Read by libgomp when _native loads it, so it must be set before the import.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from .. import _native
+from .. import _blas, _native
 from . import activation, array_extra, loss, normalization
 from . import neural_network as generic
 from ._columns import add_bias
 
 
-def default_threads(environ=os.environ):
-    """Threads of the native loops at import: ``NNABLA_CPU_NUM_THREADS``, else 1.
+def _leading_int(value):
+    """The first count of an ``OMP_NUM_THREADS``-style value ("4", "4,2"), else None."""
+    head = (value or "").split(",")[0].strip()
+    return int(head) if head.isdigit() and int(head) > 0 else None
 
-    Not every core: OpenBLAS's worker threads keep spinning after each GEMM (its
-    ``OPENBLAS_THREAD_TIMEOUT``), so an OpenMP team started between GEMMs waits for the
-    cores they hold. Measured here (3x3 convolution of 64x128x8x8, forward + backward,
-    idle machine): 65 ms with 2 BLAS threads and 1 native thread, 116-128 ms with 2 and 2,
-    69 ms with 2 and 2 when ``OPENBLAS_THREAD_TIMEOUT=4`` is set before numpy starts.
+
+def _usable_cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):        # not Linux
+        return os.cpu_count() or 1
+
+
+def default_threads(environ=os.environ, shared_pool=True):
+    """Threads of the native loops at import.
+
+    ``NNABLA_CPU_NUM_THREADS`` if set, else ``OMP_NUM_THREADS`` (as PyTorch and oneDNN
+    read it), else every usable core, as PyTorch. That holds when numpy's OpenBLAS runs
+    its jobs on the native loops' threads (``shared_pool``, see :mod:`nnabla_ext.cpu._blas`).
+    Without that, 1 unless ``NNABLA_CPU_NUM_THREADS`` says otherwise: OpenBLAS's own
+    workers keep spinning after each GEMM (its ``OPENBLAS_THREAD_TIMEOUT``), so an OpenMP
+    team started between GEMMs waits for the cores they hold (measured here, 3x3
+    convolution of 64x128x8x8, forward + backward, idle machine: 65 ms with 2 BLAS
+    threads and 1 native thread, 116-128 ms with 2 and 2).
     ``nnabla_ext.cpu.set_num_threads`` changes it later.
     """
-    value = environ.get("NNABLA_CPU_NUM_THREADS", "").strip()
-    return int(value) if value.isdigit() and int(value) > 0 else 1
+    own = _leading_int(environ.get("NNABLA_CPU_NUM_THREADS"))
+    if own is not None:
+        return own
+    if not shared_pool:
+        return 1
+    omp = _leading_int(environ.get("OMP_NUM_THREADS"))
+    return omp if omp is not None else _usable_cores()
 
 
-_native.set_num_threads(default_threads())
+SHARED_BLAS_POOL = bool(_blas.install(_native))
+_native.set_num_threads(default_threads(shared_pool=SHARED_BLAS_POOL))
 
 MAX_NATIVE_AXES = 3
 NATIVE_DTYPES = (np.float32, np.float64)
