@@ -124,6 +124,8 @@ _SIZE_ARGUMENTS = {
     "n_features": (True, False), "kernel": (False, True), "multiplier": (True, False),
     "divisor": (True, False), "group": (True, False),
 }
+# Arguments naming axes of the input.
+_AXIS_ARGUMENTS = ("axes", "base_axis", "channel_axis", "batch_axis")
 _EXPECTED = {(True, True): "a positive int or a tuple of positive ints",
              (True, False): "a positive int",
              (False, True): "a tuple of positive ints, one per spatial axis (e.g. (3, 3))"}
@@ -146,6 +148,19 @@ def check_arguments(api, first, arguments):
     if not _is_variable(value):
         raise TypeError(f"{api}: argument '{first}' is of type {type(value).__name__} "
                         f"({_short(value)}); expected an nnabla.Variable")
+    ndim = len(getattr(arguments[first], "shape", ()))
+    for arg in _AXIS_ARGUMENTS:
+        axes = arguments.get(arg)
+        if axes is None:
+            continue
+        for axis in (axes if isinstance(axes, (tuple, list)) else [axes]):
+            if not _int(axis):
+                raise TypeError(f"{api}: argument '{arg}' is {_short(axes)}; expected "
+                                "int axes")
+            if not -ndim <= axis < ndim:
+                raise ValueError(f"{api}: argument '{arg}' is {_short(axes)}; expected axes "
+                                 f"in [{-ndim}, {ndim}): '{first}' has shape "
+                                 f"{tuple(arguments[first].shape)}")
     for arg, (scalar, sequence) in _SIZE_ARGUMENTS.items():
         if arg not in arguments:
             continue

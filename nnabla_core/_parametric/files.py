@@ -15,6 +15,9 @@ _PROTOBUF_FORMATS = (".protobuf", ".nntxt", ".prototxt", ".nnp")
 def file_extension(path, extension, api):
     if isinstance(path, (str, os.PathLike)):
         return os.path.splitext(os.fspath(path))[1]
+    if not (hasattr(path, "read") or hasattr(path, "write")):
+        raise TypeError(f"{api}: argument 'path' is of type {type(path).__name__}; expected "
+                        "a file name (str or os.PathLike) or a file object")
     if extension is None:
         raise ValueError(f"{api}: argument 'extension' is required when 'path' is a file "
                          f"object (e.g. extension='.h5')")

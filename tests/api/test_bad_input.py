@@ -224,3 +224,22 @@ def test_functions_given_none_for_an_input_name_it(call, name):
 def test_strings_where_numbers_belong_raise_type_error(call, fragment):
     with pytest.raises(TypeError, match=fragment):
         call()
+
+
+@pytest.mark.parametrize("call, error, fragments", [
+    (lambda: PF.batch_normalization(_x(), axes=[5]), ValueError,
+     ["PF.batch_normalization", "argument 'axes' is [5]", "in [-2, 2)"]),
+    (lambda: PF.affine(_x(), 3, base_axis=2), ValueError, ["PF.affine", "argument 'base_axis'"]),
+    (lambda: PF.layer_normalization(_x(), batch_axis="0"), TypeError,
+     ["PF.layer_normalization", "argument 'batch_axis'"]),
+])
+def test_parametric_axes_must_be_axes_of_the_input(call, error, fragments):
+    _raises(error, fragments, call)
+
+
+@pytest.mark.parametrize("call", [lambda: nn.load_parameters(None),
+                                  lambda: nn.save_parameters(3)])
+def test_parameter_files_need_a_path_or_a_file(call):
+    with pytest.raises(TypeError, match=r"nn\.(load|save)_parameters: argument 'path' is of "
+                       "type"):
+        call()
