@@ -33,7 +33,10 @@ def _open_for_reading(source):
             raise FileNotFoundError(f"{_LOAD}: no such parameter file: {_describe(source)}")
         target = os.fspath(source)
     else:
-        target = io.BytesIO(source.read())
+        # a BytesIO at its start is shared, not copied (its getvalue() is the same bytes)
+        at_start = isinstance(source, io.BytesIO) and source.tell() == 0
+        data = source.getvalue() if at_start else source.read()
+        target = io.BytesIO(data)
     try:
         return h5py.File(target, "r")
     except (OSError, ValueError) as error:
@@ -42,26 +45,25 @@ def _open_for_reading(source):
             f"(corrupt, truncated or another format): {error}") from None
 
 
-def _dataset_names(group, prefix=""):
-    """Lists dataset paths under ``group``, refusing links that are not hard links."""
-    names = []
-    for key in group:
-        path = f"{prefix}/{key}" if prefix else key
-        link = group.get(key, getlink=True)
-        if isinstance(link, h5py.ExternalLink):
-            raise ValueError(  # noqa: TRY004 (refused file content, not a wrong argument type)
-                f"{_LOAD}: '{path}' is an HDF5 external link to "
-                             f"{link.filename!r}; external links are refused")
-        if isinstance(link, h5py.SoftLink):
-            raise ValueError(  # noqa: TRY004 (refused file content, not a wrong argument type)
-                f"{_LOAD}: '{path}' is an HDF5 soft link; parameter files "
+def _datasets(handle):
+    """``(path, dataset)`` of every dataset, from one traversal of the file's links; refuses
+    links that are not hard links (soft and external links are never followed)."""
+    links = []
+    handle.id.links.visit(lambda name, info: links.append((name, info.type)), info=True)
+    found = []
+    for raw, kind in links:
+        path = raw.decode("utf-8", "surrogateescape")
+        if kind == h5py.h5l.TYPE_EXTERNAL:
+            raise ValueError(f"{_LOAD}: '{path}' is an HDF5 external link to "
+                             f"{handle.get(path, getlink=True).filename!r}; external links "
+                             f"are refused")
+        if kind != h5py.h5l.TYPE_HARD:
+            raise ValueError(f"{_LOAD}: '{path}' is an HDF5 soft link; parameter files "
                              f"hold datasets only")
-        item = group[key]
-        if isinstance(item, h5py.Group):
-            names.extend(_dataset_names(item, path))
-        elif isinstance(item, h5py.Dataset):
-            names.append(path)
-    return names
+        item = handle[path]
+        if isinstance(item, h5py.Dataset):
+            found.append((path, item))
+    return found
 
 
 def _read_dataset(dataset, path):
@@ -73,14 +75,15 @@ def _read_dataset(dataset, path):
     if dataset.dtype.kind not in "biuf":
         raise ValueError(f"{_LOAD}: dataset '{path}' has dtype {dataset.dtype}; expected a "
                          f"numeric (bool, integer or float) array")
-    if "need_grad" not in dataset.attrs:
+    attrs = dataset.attrs
+    need_grad = attrs.get("need_grad")
+    if need_grad is None:
         raise ValueError(f"{_LOAD}: dataset '{path}' lacks the 'need_grad' attribute of an "
                          f"nnabla parameter")
-    values = numpy.array(dataset[()])
-    need_grad = bool(numpy.asarray(dataset.attrs["need_grad"]).item())
-    index = dataset.attrs.get("index", None)
+    index = attrs.get("index")
+    values = numpy.asarray(dataset[()])
     index = None if index is None else int(numpy.asarray(index).item())
-    return values, need_grad, index
+    return values, bool(numpy.asarray(need_grad).item()), index
 
 
 def read_parameter_file(source):
@@ -101,8 +104,8 @@ def read_parameter_file(source):
     handle = _open_for_reading(source)
     try:
         entries = []
-        for path in _dataset_names(handle):
-            values, need_grad, index = _read_dataset(handle[path], path)
+        for path, dataset in _datasets(handle):
+            values, need_grad, index = _read_dataset(dataset, path)
             entries.append((index, path, values, need_grad))
     except (OSError, RuntimeError, KeyError) as error:
         raise ValueError(f"{_LOAD}: {_describe(source)} is damaged or truncated: "
