@@ -101,9 +101,30 @@ class _ConvBase(Kernel):
         return cols_as_gemm(g, self.im2col(image, g, buffer[:g.col_size]))
 
     def fold(self, w, grid, g, out):
-        """``out`` = col2im(W^T @ grid) for a chunk; ``grid`` in GEMM layout."""
+        """``out`` = col2im(W^T @ grid) for a chunk; ``grid`` in GEMM layout.
+
+        Channel-last columns are (pixels, groups, rows): there the product is taken as
+        grid^T @ W, written straight into them, instead of transposing W^T @ grid.
+        """
+        if g.channel_last:
+            cols = self.xp.empty((g.pixels, g.groups, g.rows), self.xp.result_type(w, grid))
+            self.xp.matmul(grid.transpose(0, 2, 1), w, out=cols.transpose(1, 0, 2))
+            self.col2im(cols.reshape(g.col_shape), g, out)
+            return
         self.col2im(gemm_as_cols(self.xp, g, self.xp.matmul(w.transpose(0, 2, 1), grid)), g,
                     out)
+
+    def project(self, w, cols, g, out):
+        """``out`` (maps on the grid of the chunk ``g``) = W @ cols, per group.
+
+        Channel-last maps are (pixels, groups, channels per group): there the product is
+        taken as cols^T @ W^T, written straight into ``out``, instead of transposing it.
+        """
+        if g.channel_last:
+            maps = out.reshape(g.pixels, g.groups, w.shape[1]).transpose(1, 0, 2)
+            self.xp.matmul(cols.transpose(0, 2, 1), w.transpose(0, 2, 1), out=maps)
+            return
+        store_maps(g, self.xp.matmul(w, cols), out)
 
     def weight_grad(self, dw, grid, cols):
         """dw + grid @ cols^T (the weight gradient of one chunk, summed over chunks)."""
@@ -153,8 +174,7 @@ class Convolution(_ConvBase):
         y = self.empty_like_samples(self.out_shapes[0], xs[0], xs[1])
         buffer = self.column_buffer(x.dtype)
         for start, stop, g in self.chunks:
-            store_maps(g, self.xp.matmul(w, self.unfold(x[start:stop], g, buffer)),
-                       y[start:stop])
+            self.project(w, self.unfold(x[start:stop], g, buffer), g, y[start:stop])
         y = y.reshape(self.out_shapes[0])
         return (add_bias(self.xp, y, xs[2], self.channel_axis) if self.has_bias() else y,)
 
@@ -210,7 +230,7 @@ class Deconvolution(_ConvBase):
         for start, stop, g in self.chunks:
             cols = self.unfold(dyi[start:stop], g, buffer)
             if wanted[0]:
-                store_maps(g, self.xp.matmul(w, cols), dx[start:stop])
+                self.project(w, cols, g, dx[start:stop])
             if wanted[1]:
                 grid = maps_as_gemm(g, x[start:stop], self.grid_channels)
                 dw = self.weight_grad(dw, grid, cols)
