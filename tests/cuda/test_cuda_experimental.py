@@ -115,7 +115,10 @@ def fake_dali(monkeypatch):
         monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.setattr(nnabla_ext.cuda.experimental, "dali_iterator", None, raising=False)
     monkeypatch.setattr(nnabla_ext.cuda.experimental, "_dali_iterator", None, raising=False)
-    return importlib.import_module("nnabla_ext.cuda.experimental.dali_iterator")
+    yield importlib.import_module("nnabla_ext.cuda.experimental.dali_iterator")
+    for name in ("nnabla_ext.cuda.experimental.dali_iterator",
+                 "nnabla_ext.cuda.experimental._dali_iterator"):
+        sys.modules.pop(name, None)     # monkeypatch then puts back any earlier import
 
 
 class _Batches:
