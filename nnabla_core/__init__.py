@@ -26,7 +26,7 @@ from ._runtime_flags import set_global_recompute  # noqa: E402,F401
 from ._recompute import get_global_recompute, recompute, recompute_fn  # noqa: E402,F401
 from ._array_preference import (array_classes, prefer_cached_array,  # noqa: E402,F401
                                 reset_array_preference)
-from ._grad import grad  # noqa: E402,F401
+from .grad import grad  # noqa: E402,F401  (loads the nnabla.grad module too)
 from .callback import (set_function_post_hook, set_function_pre_hook,  # noqa: E402,F401
                        set_solver_post_hook, set_solver_pre_hook, unset_function_post_hook,
                        unset_function_pre_hook, unset_solver_post_hook, unset_solver_pre_hook)
