@@ -243,6 +243,9 @@ def _build(spec, args, ctx, binding, kernel, inputs, out_shapes, outputs, plan):
             n.recompute = True
     f = Function(spec, args, ctx, binding, kernel, in_nodes, out_nodes, plan)
     _graph.link(f, in_nodes, out_nodes)
+    if not auto and spec.dynamic_shape and _execute.sizes_known(
+            spec, [None if n is None else n.data for n in in_nodes]):
+        f.run_forward()     # as nnabla's setup: data-dependent sizes from the inputs' data
     if auto:
         f.run_forward()
         if need_grad:

@@ -261,6 +261,21 @@ def output_seed(shape, value):
     return seed
 
 
+def has_data(arr):
+    """True when SyncedArray ``arr`` holds values (written, or filled), not just a shape."""
+    return bool(arr.heads) or arr.fill_value is not None
+
+
+def sizes_known(spec, arrays):
+    """True when the data that sizes a ``dynamic_shape`` function's outputs is present in
+    ``arrays`` (the inputs' SyncedArrays, None for an absent one)."""
+    names = spec.sized_by or spec.input_names
+    for name, arr in zip(spec.input_names, arrays):
+        if arr is not None and name in names and not has_data(arr):
+            return False
+    return True
+
+
 # -- static plans ----------------------------------------------------------------------------
 def forward_runner(f):
     """A no-argument callable running graph function ``f``'s forward on its nodes.

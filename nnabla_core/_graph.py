@@ -8,6 +8,7 @@ contribution in a pass overwrites, later ones in the same pass add.
 """
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -95,9 +96,22 @@ class Plan:
 
     @property
     def runners(self):
-        """One forward callable per function (see ``_execute.forward_runner``)."""
+        """One forward callable per function (see ``_execute.forward_runner``).
+
+        A function downstream of a data-dependent output shape (``nonzero``,
+        ``bool_gather``, packed sequences) checks its input shapes before each run and
+        follows them (nnabla re-runs setup when an input's shape changed).
+        """
         if self._runners is None:
-            self._runners = [_execute.forward_runner(f) for f in self.functions]
+            runners, resizable = [], set()
+            for f in self.functions:
+                downstream = not f.python and any(n is not None and id(n) in resizable
+                                                  for n in f.in_nodes)
+                runners.append(functools.partial(_checked_forward, f) if downstream
+                               else _execute.forward_runner(f))
+                if downstream or (not f.python and f.spec.dynamic_shape):
+                    resizable.update(id(r()) for r in f.out_refs if r() is not None)
+            self._runners = runners
         return self._runners
 
     def backward_releases(self):
@@ -132,6 +146,15 @@ def get_plan(roots):
     if key is not None:
         _plans[key] = (STATE.graph_version, plan)
     return plan
+
+
+def _checked_forward(f):
+    """Forward of a function whose inputs may have been resized in this pass."""
+    shapes = [None if n is None else n.data.shape for n in f.in_nodes]
+    if shapes != list(f.kernel.in_shapes):
+        _check_shapes(f)
+        bump()                  # backward steps bound the old kernel
+    f.run_forward()
 
 
 def _check_shapes(f):

@@ -113,7 +113,8 @@ class Function:
     def setup(self, inputs, outputs):
         """Check ``inputs`` against this function, rebind the kernel to their shapes and shape
         ``outputs`` accordingly."""
-        shapes = [None if v is None else v.shape for v in self._expand(inputs)]
+        full = self._expand(inputs)
+        shapes = [None if v is None else v.shape for v in full]
         args, out_shapes = infer(self.spec, shapes, dict(self._args), len(outputs))
         if shapes != list(self.kernel.in_shapes):
             self.kernel = _execute.new_kernel(self.binding, self.spec, args, shapes, out_shapes)
@@ -121,6 +122,12 @@ class Function:
         for v, shape in zip(outputs, out_shapes):
             if v.shape != shape:
                 v.reset_shape(shape, force=True)
+        if self.spec.dynamic_shape and _execute.sizes_known(self.spec, _data_of(full)):
+            # as nnabla's setup: data-dependent sizes from the inputs' data
+            resized = _execute.forward(self, _data_of(full), _data_of(outputs))
+            for i in resized or ():
+                outputs[i]._node.grad = SyncedArray(outputs[i].shape,
+                                                    outputs[i]._node.grad.dtype)
 
     def _expand(self, inputs):
         """``inputs`` placed at their positions, with None where this function has none."""
@@ -245,6 +252,7 @@ class Function:
             for i in resized:
                 node = self.out_refs[i]()
                 node.grad = SyncedArray(node.data.shape, node.grad.dtype)
+            _graph.bump()             # plans (backward steps) bound the old shapes
 
 
 class _MaskedKernel:

@@ -100,6 +100,10 @@ class FunctionSpec:
     # Output shapes known only from the data (nonzero, unique, bool_gather): infer_shape
     # returns a placeholder and the forward pass resizes the outputs to what the kernel made.
     dynamic_shape: bool = False
+    # Inputs whose values size those outputs (BoolGather's mask): with their data present
+    # when the graph is built, the kernel runs then to size the outputs, as nnabla's setup
+    # reads them. Empty: every input's data is needed.
+    sized_by: tuple = ()
     # The graph passes never release this function's inputs (nnabla's
     # prohibit_clear_input_buffers; Sink's inputs are the results a caller asked for).
     keeps_inputs: bool = False

@@ -59,11 +59,30 @@ def top_k_grad_backward(grad_outputs, inputs, input_shapes, outputs, output_shap
     return [dy * mask]
 
 
-# BoolGather, BoolScatter, PackPaddedSequence and PadPackedSequence keep the first-order
-# fallback: their gradients would be bool_scatter / bool_gather / pad_packed_sequence /
-# pack_padded_sequence, functions whose output sizes depend on the data, which a static
-# graph cannot size when it is built.
+def bool_gather_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes):
+    """d input = the gathered rows' gradient scattered back to the mask's positions."""
+    return [F().bool_scatter(grad_outputs[0], no_grad(inputs[1])), None]
+
+
+def bool_scatter_backward(grad_outputs, inputs, input_shapes, outputs, output_shapes):
+    """d input = dy at the mask's positions (bool_gather); d output (written in place) =
+    dy where the mask is zero."""
+    dy, mask = grad_outputs[0], no_grad(inputs[1])
+    grads = [F().bool_gather(dy, mask), None]
+    if len(inputs) > 2:
+        lead = tuple(input_shapes[1])
+        shaped = F().reshape(mask, lead + (1,) * (len(output_shapes[0]) - len(lead)),
+                             inplace=False)
+        grads.append(F().bool_fill(dy, shaped, 0.0))
+    return grads
+
+
+# PackPaddedSequence and PadPackedSequence keep the first-order fallback (their gradients
+# are each other, with the lengths as extra data the backward pass would have to carry).
+# BoolGather's and BoolScatter's gradients size themselves from the mask's data when the
+# graph is built, as nnabla's setup does.
 BACKWARDS = {
     "BoolFill": bool_fill_backward, "Assign": assign_backward,
     "TopKData": top_k_data_backward, "TopKGrad": top_k_grad_backward,
+    "BoolGather": bool_gather_backward, "BoolScatter": bool_scatter_backward,
 }

@@ -69,7 +69,7 @@ def test_batch_cholesky_gradient_is_the_symmetrised_numerical_gradient():
 def test_nonzero_and_unique_have_nnablas_index_dtypes_and_data_sized_shapes():
     x = _var(np.array([[3., 0., 3.], [0., 2., 2.]], np.float32))
     z = F.nonzero(x)
-    assert z.shape == (2, 0)                      # placeholder until forward, as nnabla
+    assert z.shape == (2, 4)                      # sized from x's data at build, as nnabla
     z.forward()
     assert z.shape == (2, 4) and z.d.dtype == np.uint64
     with nn.auto_forward():
