@@ -166,6 +166,55 @@ def test_unknown_modifier_is_rejected():
         GC.GraphConverter(["BatchNormalizationFolding"])
 
 
+def test_unknown_modifier_targets_raise_naming_them():
+    x = nn.Variable.from_numpy_array(np.random.RandomState(0).randn(2, 3, 4, 4))
+    y = F.dropout(PF.batch_normalization(x), 0.5)
+    for modifier in (GC.RemoveFunctionModifier(["Dropuot"]),
+                     GC.TestModeModifier(rm_funcs=["Dropuot"])):
+        with pytest.raises(ValueError, match="'Dropuot' \\(did you mean 'Dropout'\\?\\)"):
+            GC.GraphConverter([modifier]).convert(y)
+    # a real function type absent from the graph is left alone, as in nnabla
+    yy = GC.GraphConverter([GC.RemoveFunctionModifier(["Tanh"])]).convert(y)
+    assert types_of(yy) == ["BatchNormalization", "Dropout"]
+    with pytest.raises(ValueError, match=r"'inputs'\[0\] is a variable of shape "
+                                         r"\(2, 3, 5, 5\) that no function reads"):
+        GC.ChannelLastModifier([nn.Variable((2, 3, 5, 5))])
+    with pytest.raises(ValueError, match=r"'inputs'\[0\] is list"):
+        GC.ChannelFirstModifier([[x]])
+
+
+def test_add_bias_gives_a_zero_bias_next_to_a_batch_normalization():
+    rng = np.random.RandomState(9)
+    x = nn.Variable.from_numpy_array(rng.randn(2, 3, 5, 5))
+    y = PF.batch_normalization(PF.convolution(x, 4, (3, 3), with_bias=False, name="c"),
+                               batch_stat=False)
+    z = PF.affine(x, 2, with_bias=False, name="far")
+    yy = GC.GraphConverter([GC.AddBiasModifier()]).convert(y)
+    conv = yy.parent.inputs[0].parent
+    assert conv.info.type_name == "Convolution" and len(conv.inputs) == 3
+    assert nn.get_parameters()["c/conv/b"].shape == (4,)
+    np.testing.assert_array_equal(conv.inputs[2].d, np.zeros(4))
+    y.forward()
+    yy.forward()
+    np.testing.assert_allclose(yy.d, y.d, rtol=1e-6, atol=1e-6)
+    zz = GC.GraphConverter([GC.AddBiasModifier()]).convert(z)
+    assert len(zz.parent.inputs) == 2          # no batch normalization near: unchanged
+
+
+def test_batch_norm_batch_stat_modifier_uses_the_running_statistics():
+    rng = np.random.RandomState(4)
+    x = nn.Variable.from_numpy_array(rng.randn(6, 3))
+    y = PF.batch_normalization(x, batch_stat=True, name="bn")
+    params = nn.get_parameters(grad_only=False)
+    params["bn/bn/mean"].d = rng.randn(1, 3)
+    params["bn/bn/var"].d = rng.uniform(0.5, 2, (1, 3))
+    yy = GC.GraphConverter([GC.BatchNormBatchStatModifier()]).convert(y)
+    assert yy.parent.info.args["batch_stat"] is False
+    yy.forward()
+    ref = (x.d - params["bn/bn/mean"].d) / np.sqrt(params["bn/bn/var"].d + 1e-5)
+    np.testing.assert_allclose(yy.d, ref, rtol=1e-5, atol=1e-6)
+
+
 def test_docstring_examples_run():
     for name in ("graph_converter", "batch_normalization_folding", "channel_last",
                  "channel_first", "batch_normalization_self_folding", "identity", "no_grad",

@@ -34,6 +34,12 @@ class LayoutModifier(FunctionModifier):
         super().__init__()
         self._inputs = list(inputs)
         self._inputs_new = inputs_new
+        for i, inp in enumerate(self._inputs):
+            if not isinstance(inp, Variable) or not inp.function_references:
+                given = (f"a variable of shape {inp.shape} that no function reads"
+                         if isinstance(inp, Variable) else type(inp).__name__)
+                raise ValueError(f"{type(self).__name__}: argument 'inputs'[{i}] is {given}; "
+                                 f"expected an input variable of the graph to convert")
         self._prepare_inputs(self._inputs, inputs_new)
 
     def _move(self, a):
