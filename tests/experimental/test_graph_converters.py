@@ -266,6 +266,40 @@ def test_graph_converters_tutorial_runs_verbatim_without_download(monkeypatch, t
     assert not (tmp_path / "nnabla_data" / "nnp_models" / "imagenet").exists()
 
 
+def test_tutorial_resnet50_conversions_keep_the_output(monkeypatch, tmp_path):
+    """The tutorial's ResNet-50 (pretrained=False, batch-norm statistics drawn at random):
+    BN folding, self-folding and ChannelLast then ChannelFirst (through ``inputs_cl``) all
+    give the float network's output. (Built here rather than by running the tutorial: the
+    folded parameters ``w-folded``/``b-folded`` are got-or-created, as in nnabla, so a
+    second folding after changing the statistics would reuse the first one's.)"""
+    from nnabla.models.imagenet import ResNet50
+    monkeypatch.setenv("NNABLA_MODELS_PRETRAINED", "0")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    model = ResNet50()
+    x = nn.Variable((1, 3, 64, 64))          # smaller than 224 x 224, to keep the test quick
+    y = model(x, training=False, force_global_pooling=True)
+    rng = np.random.RandomState(11)
+    for name, p in nn.get_parameters(grad_only=False).items():
+        if name.endswith(("/mean", "/beta")):
+            p.d = rng.normal(0, 0.1, p.shape)
+        elif name.endswith(("/var", "/gamma")):
+            p.d = rng.uniform(0.5, 1.5, p.shape)
+    x.d = rng.rand(*x.shape)
+    y.forward()
+    tol = dict(rtol=1e-3, atol=1e-4 * np.abs(y.d).max())
+    folded = GC.GraphConverter([GC.BatchNormalizationFoldingModifier()]).convert(y)
+    assert "BatchNormalization" not in types_of(folded)
+    self_folded = GC.GraphConverter([GC.BatchNormalizationSelfFoldingModifier()]).convert(y)
+    assert "BatchNormalization" not in types_of(self_folded)
+    cl = GC.ChannelLastModifier([x])
+    y_cl = GC.GraphConverter([cl]).convert(y)
+    y_cf = GC.GraphConverter([GC.ChannelFirstModifier(cl.inputs_cl)]).convert(y_cl)
+    for what, out in (("folded", folded), ("self-folded", self_folded),
+                      ("channel-last", y_cl), ("channel-first", y_cf)):
+        out.forward()
+        np.testing.assert_allclose(out.d, y.d, err_msg=what, **tol)
+
+
 def test_folded_and_channel_last_resnet18_keep_the_output():
     from nnabla.models.imagenet import ResNet18
     rng = np.random.RandomState(7)

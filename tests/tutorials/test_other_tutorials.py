@@ -1,14 +1,14 @@
 """Tutorials that need downloads, devices or tools we do not have (skipped, with the reason),
-and the "Function list and converter" guide's first command."""
+and the "Function list and converter" guide's first command.
+
+The graph-converters tutorial (ResNet-50) runs verbatim with ``NNABLA_MODELS_PRETRAINED=0``
+in tests/experimental/test_graph_converters.py
+(``test_graph_converters_tutorial_runs_verbatim_without_download`` and
+``test_tutorial_resnet50_conversions_keep_the_output``)."""
 import subprocess
 import sys
 
 import pytest
-
-
-@pytest.mark.skip(reason="needs nnabla.models.imagenet.ResNet50 weights downloaded from nnabla.org")
-def test_graph_converters_fold_batch_normalization_of_resnet50():
-    """tutorial-graph-converters.txt: BatchNormalizationFoldingModifier, ChannelLastModifier."""
 
 
 @pytest.mark.skip(reason="needs ResNet18 weights from nnabla.org and the Caltech101 download")
