@@ -134,24 +134,30 @@ comm.all_reduce([window, ndarray(data(r, (2,), salt=7))])
 assert_allclose(root.data[1:3], sum(data(q, (2, 3), salt=8) for q in range(n)), rtol=1e-5)
 assert_allclose(root.data[0], want[0], rtol=1e-5)
 
-# packs over the cache's budget go through the shared scratch buffer and are copied back;
-# a pack pushed out of the cache leaves its arrays valid
+# packs that do not fit in the cache's budget go through the shared scratch buffer and are
+# copied back; the kept packs stay, those of dead arrays make room
 budget = cpu_comm.PACK_CACHE_BYTES
-cpu_comm.PACK_CACHE_BYTES = 64
-big = [ndarray(data(r, (40,), salt=9)), ndarray(data(r, (3,), salt=10))]
-sent.clear()
-comm.all_reduce(big)
-assert_allclose(big[0].data, sum(data(q, (40,), salt=9) for q in range(n)), rtol=1e-5)
-assert not any(inside(big[0].data, b) for b in sent)
+comm._packs.clear()
+comm._packs_bytes = 0
 cpu_comm.PACK_CACHE_BYTES = 200
 first = [ndarray(data(r, (30,), salt=11))]
-second = [ndarray(data(r, (30,), salt=12))]
+second = [ndarray(data(r, (30,), salt=12)), ndarray(data(r, (3,), salt=10))]
 comm.all_reduce(first)
-comm.all_reduce(second)                          # evicts first's pack
-assert len(comm._packs) == 1
-comm.all_reduce(first)
-assert_allclose(first[0].data, 2 * sum(data(q, (30,), salt=11) for q in range(n)), rtol=1e-5)
+sent.clear()
+comm.all_reduce(second)                          # no room: through the scratch buffer
 assert_allclose(second[0].data, sum(data(q, (30,), salt=12) for q in range(n)), rtol=1e-5)
+assert not any(inside(second[0].data, b) for b in sent)
+assert len(comm._packs) == 1
+sent.clear()
+comm.all_reduce(first)                           # still kept: the same buffer again
+assert inside(first[0].data, sent[0])
+assert_allclose(first[0].data, 2 * sum(data(q, (30,), salt=11) for q in range(n)), rtol=1e-5)
+del first
+gc.collect()
+sent.clear()
+comm.all_reduce(second)                          # first died: its pack makes room
+assert len(comm._packs) == 1 and inside(second[0].data, sent[0])
+assert_allclose(second[0].data, 2 * sum(data(q, (30,), salt=12) for q in range(n)), rtol=1e-5)
 cpu_comm.PACK_CACHE_BYTES = budget
 
 # arrays that died: a new list (whose arrays may reuse the ids) gets a pack of its own

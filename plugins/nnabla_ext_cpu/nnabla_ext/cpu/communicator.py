@@ -20,13 +20,15 @@ copy in and out of a 16 MB pack made the packed all_reduce ~2x raw ``Allreduce``
 steps replace the gradients' storage in backward, so there a step copies in once and out
 never. A pack buffer is written again only when nothing but its arrays holds it (a numpy view
 kept from an earlier result gets a new buffer instead of being overwritten); packs are kept
-up to ``PACK_CACHE_BYTES`` in all, least recently used dropped first; a list too large for
-that goes through a shared scratch buffer and copies back. float16 is summed in float32 (MPI
-has no half type) and copied back. Before each collective the processes exchange a 16-byte
-signature of what they are about to do (operation, sizes, dtypes), so mismatched shapes or
-dtypes across ranks raise a ``ValueError`` on every rank instead of summing garbage or
-hanging (``NNABLA_MPI_CHECK_LAYOUT=0`` skips it); the exchange runs while the packs are
-filled.
+up to ``PACK_CACHE_BYTES`` in all (those of arrays that died are dropped when room is
+needed; ``NNABLA_MPI_PACK_CACHE_BYTES`` sets the limit when the module is imported); a
+list that does not fit goes through a shared scratch buffer and copies back. float16 is
+summed in float32 (MPI has no half type) and copied back.
+
+Before each collective the processes exchange a 16-byte signature of what they are about to
+do (operation, sizes, dtypes), so mismatched shapes or dtypes across ranks raise a
+``ValueError`` on every rank instead of summing garbage or hanging
+(``NNABLA_MPI_CHECK_LAYOUT=0`` skips it); the exchange runs while the packs are filled.
 
 Watchdog (nnabla's variables): with ``NNABLA_MPI_WATCH_DOG_ENABLE`` set to a non-zero value,
 collectives run non-blocking and are polled; one not done within
@@ -45,7 +47,6 @@ import sys
 import time
 import weakref
 import zlib
-from collections import OrderedDict
 
 import numpy as np
 
@@ -62,7 +63,7 @@ _OPS = {"all_reduce": 1, "reduce": 2, "bcast": 3, "all_gather": 4, "reduce_scatt
 # packing 16 MB (two copies) cost 1.2-1.5x (benchmarks/bench_comm.py, docs/distributed.md).
 OWN_MESSAGE_BYTES = 8 << 20
 # Bytes of resident pack buffers kept per communicator (see _Pack).
-PACK_CACHE_BYTES = 256 << 20
+PACK_CACHE_BYTES = int(os.environ.get("NNABLA_MPI_PACK_CACHE_BYTES", 256 << 20))
 
 
 def _mpi(name):
@@ -121,7 +122,7 @@ class MpiCommunicator(Communicator):
         self._pending = False        # a collective timed out: abort the job at exit
         self._check_layout = os.environ.get("NNABLA_MPI_CHECK_LAYOUT", "1") != "0"
         self._scratch = {}           # wire dtype -> (used, buffer) for packs that are not kept
-        self._packs = OrderedDict()  # (wire dtype, ids of the arrays) -> _Pack, LRU order
+        self._packs = {}             # (wire dtype, ids of the arrays) -> kept _Pack
         self._packs_bytes = 0
         # the type an array without one yet (only zeroed or filled) is communicated in
         half = bool(ctx.backend) and ctx.backend[0].endswith(":half")
@@ -301,22 +302,25 @@ class MpiCommunicator(Communicator):
         batch = list(arrays.values())
         pack = self._packs.get(key)
         if pack is not None and pack.holds(batch):
-            self._packs.move_to_end(key)
             pack.prepare()
             return pack
         count = sum(_size(a) for a in batch)
         nbytes = count * dtype.itemsize
-        if nbytes > PACK_CACHE_BYTES:
+        if pack is not None:                 # the ids of dead arrays, reused
+            self._forget(key)
+        if self._packs_bytes + nbytes > PACK_CACHE_BYTES:
+            for old in [k for k, kept in self._packs.items() if not kept.alive()]:
+                self._forget(old)
+        if self._packs_bytes + nbytes > PACK_CACHE_BYTES:
+            # no room: this list goes through the scratch buffer and is copied back (the
+            # kept packs stay: evicting one for another would make a cycle of lists, e.g.
+            # the buckets of every backward, take new buffers on every call)
             used, buf = self._scratch.get(dtype, (0, None))
             if buf is None or used + count > buf.size:
                 used, buf = 0, np.empty(max(count, 2 * (0 if buf is None else buf.size)),
                                         dtype)
             self._scratch[dtype] = (used + count, buf)
             return _Pack(batch, buf[used:used + count], kept=False)
-        if pack is not None:                 # the ids of dead arrays, reused
-            self._forget(key)
-        while self._packs and self._packs_bytes + nbytes > PACK_CACHE_BYTES:
-            self._forget(next(iter(self._packs)))
         pack = _Pack(batch, np.empty(count, dtype), kept=True)
         self._packs[key] = pack
         self._packs_bytes += nbytes
@@ -447,6 +451,10 @@ class _Pack:
             size = _size(a)
             self.bounds.append((start, start + size, a.shape))
             start += size
+
+    def alive(self):
+        """Whether all of the arrays of this pack still exist."""
+        return all(ref() is not None for ref in self.arrays)
 
     def holds(self, batch):
         """Whether this pack was made for the arrays of ``batch`` (not for dead arrays whose
