@@ -96,3 +96,22 @@ def test_cache_building_shows_tqdm_bars(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Create cache" in err, err
     assert x.shape == (2, 3) and y.ravel().tolist() == [0, 1]
+
+
+def test_data_set_creation_shows_a_tqdm_bar(tmp_path, capsys):
+    from nnabla.utils.cli.cli import main
+    from nnabla.utils.image_utils import imsave
+
+    rng = np.random.RandomState(0)
+    for label in ("cat", "dog"):
+        (tmp_path / "src" / label).mkdir(parents=True)
+        for i in range(2):
+            imsave(str(tmp_path / "src" / label / f"{i}.png"),
+                   rng.randint(0, 255, (12, 16, 3)).astype(np.uint8))
+    capsys.readouterr()
+    code = main(["create_image_classification_dataset", "-i", str(tmp_path / "src"),
+                 "-o", str(tmp_path / "out"), "-c", "1", "-w", "8", "-g", "8",
+                 "-m", "padding", "-s", "false", "-f1", "train.csv"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "Convert" in err and "/4" in err, err
