@@ -466,25 +466,26 @@ class _Pack:
         return True
 
     def prepare(self):
-        """Make the buffer safe to fill: a new one when anything else refers to it."""
+        """Make the buffer safe to fill: a new one when anything else refers to it.
+
+        Reference counts are compared with those :func:`_held_once` measured for the same
+        expressions, so what the interpreter adds itself cancels out."""
         key = (HOST, self.buf.dtype)
         views, held = self.views, 0
         for i in range(len(views)):
-            view = views[i]
-            if view is None:
+            if views[i] is None:
                 continue
-            installed = self.arrays[i]().heads.get(key) is view
-            # references: self.views, `view`, getrefcount's argument, the array's heads
-            if sys.getrefcount(view) != 3 + installed:
+            installed = self.arrays[i]().heads.get(key) is views[i]
+            # references: self.views (and the array's heads if it holds it), nothing else
+            if _refcount(views[i]) != _IN_LIST + installed:
                 break
             if installed:
                 held += 1
             else:
                 views[i] = None
         else:
-            view = None
-            # references: self.buf, getrefcount's argument, the base of each view
-            if sys.getrefcount(self.buf) == 2 + held:
+            # references: self.buf and the base of each view still held, nothing else
+            if _refcount(self.buf) == _IN_SLOT + held:
                 return
         self.buf = np.empty_like(self.buf)
         self.views = [None] * len(views)
@@ -529,6 +530,27 @@ class _Pack:
             else:
                 out = array.cast(array.dtype, HOST)
                 out[...] = part
+
+
+def _refcount(obj):
+    """``sys.getrefcount(obj)`` (called the same way where measured and where used)."""
+    return sys.getrefcount(obj)
+
+
+class _Slot:
+    __slots__ = ("buf",)
+
+
+def _held_once():
+    """What :func:`_refcount` reports for an object held once, by a list element and by an
+    instance slot (each interpreter adds its own temporaries: measured, not assumed)."""
+    probe = _Slot()
+    probe.buf = np.empty(1)
+    items = [np.empty(1)]
+    return _refcount(items[0]), _refcount(probe.buf)
+
+
+_IN_LIST, _IN_SLOT = _held_once()
 
 
 def _abort_on_uncaught_exception(world):
