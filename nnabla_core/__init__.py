@@ -31,6 +31,9 @@ from .callback import (set_function_post_hook, set_function_pre_hook,  # noqa: E
                        set_solver_post_hook, set_solver_pre_hook, unset_function_post_hook,
                        unset_function_pre_hook, unset_solver_post_hook, unset_solver_pre_hook)
 from . import _operators  # noqa: E402
+from . import _function_instance, function  # noqa: E402
+
+_function_instance.install(function)   # nnabla.function.<Type> classes
 from .core import graph_def  # noqa: E402,F401
 from .core.graph_def import ProtoVariable  # noqa: E402,F401
 from .core.module import Module  # noqa: E402,F401

@@ -30,6 +30,7 @@ from __future__ import annotations
 import inspect
 
 from . import _dispatch
+from ._spec import SPECS
 from .auto_forward import auto_forward as _auto_forward
 from .context import context_scope
 from .function import FunctionInfo
@@ -153,3 +154,23 @@ def constructor(spec):
                     f"``nnabla.functions.{spec.snake}`` for the arguments); call it on "
                     f"inputs, or use setup/forward/backward.")
     return make
+
+
+def install(module):
+    """Give ``module`` (``nnabla.function``) nnabla's low-level classes as attributes:
+    ``nnabla.function.Split(ctx, axis)`` and so on for every function type, each made on
+    first use. Called by ``nnabla/__init__`` so that ``nnabla.function`` (an engine module)
+    imports nothing above it."""
+    def __getattr__(name):
+        spec = SPECS.get(name)
+        if spec is None:
+            raise AttributeError(f"module 'nnabla.function' has no attribute {name!r}")
+        make = constructor(spec)
+        setattr(module, name, make)
+        return make
+
+    def __dir__():
+        return sorted(set(vars(module)) | set(SPECS))
+
+    module.__getattr__ = __getattr__
+    module.__dir__ = __dir__

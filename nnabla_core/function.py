@@ -393,22 +393,3 @@ class PythonFunction:
     def __repr__(self):
         return f"<PythonFunction {self.name} at {hex(id(self))}>"
 
-
-def __getattr__(name):
-    """nnabla's low-level function instances: ``nnabla.function.Split(ctx, axis)`` and so
-    on for every function type (see :mod:`nnabla._function_instance`)."""
-    from ._spec import SPECS
-
-    spec = SPECS.get(name)
-    if spec is None:
-        raise AttributeError(f"module 'nnabla.function' has no attribute {name!r}")
-    from ._function_instance import constructor
-
-    make = globals()[name] = constructor(spec)
-    return make
-
-
-def __dir__():
-    from ._spec import SPECS
-
-    return sorted(set(globals()) | set(SPECS))

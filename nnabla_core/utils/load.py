@@ -40,6 +40,7 @@ from .. import initializer as I
 from .. import parameter as _parameter
 from .. import solvers as S
 from .._variable import Variable
+from ..array_family import HOST_FAMILY  # the CPU extension is named after the host family
 from ..context import Context, context_scope, get_current_context, set_default_context
 from ..logger import logger
 from .._spec.wire import SOLVER_FIELDS
@@ -68,8 +69,8 @@ def _old_style_context(proto):
             raise ValueError(f"nnabla.utils.load: global_config has compute_backend "
                              f"{proto.compute_backend!r}; expected 'default' or 'cudnn' in it")
         ctx = _usable(name, str(proto.device_id) or "0")
-    elif "cpu" in backends or not proto.backend:
-        ctx = _usable("cpu", "0")
+    elif HOST_FAMILY in backends or not proto.backend:
+        ctx = _usable(HOST_FAMILY, "0")
     else:
         raise ValueError(f"nnabla.utils.load: global_config has backend {proto.backend!r}; "
                          f"expected 'cpu' or 'cpu|cuda'")
@@ -84,16 +85,16 @@ def _usable(name, device_id):
 
     try:
         ctx = get_extension_context(name, device_id=device_id)
-        if name != "cpu":
+        if name != HOST_FAMILY:
             with context_scope(ctx):
                 F.relu(Variable((1,)))
         return ctx
     except (ImportError, ValueError, RuntimeError, NotImplementedError) as error:
-        if name == "cpu":
+        if name == HOST_FAMILY:
             raise
         logger.warning(f"nnabla.utils.load: the file's context needs {name!r}, which cannot "
                        f"run here ({error}); using the CPU")
-        return get_extension_context("cpu")
+        return get_extension_context(HOST_FAMILY)
 
 
 def _context(proto):

@@ -386,12 +386,11 @@ class QuantizeRecordingToTrainingModifier(FunctionModifier):
     def __init__(self, functions_ranks, config=None):
         super().__init__()
         _check_config(type(self).__name__, config)
-        from ...utils.qnn import PrecisionMode
-
         self._fct_bin_set = {"Add2": F.add2, "Sub2": F.sub2, "Mul2": F.mul2, "Div2": F.div2,
                              "Pow2": F.pow2}
-        modes = {PrecisionMode.SIM_QNN: self.SimulatedQNN}
-        mode = modes.get(config.precision_mode)
+        # by the enum member's name: nnabla.utils.qnn imports this package, not the reverse
+        modes = {"SIM_QNN": self.SimulatedQNN}
+        mode = modes.get(getattr(config.precision_mode, "name", None))
         if mode is None:
             raise ValueError(f"QuantizeRecordingToTrainingModifier: config.precision_mode "
                              f"{config.precision_mode} is not implemented (nnabla 1.39 "
