@@ -163,7 +163,8 @@ class Variable:
     def __del__(self):
         # auto-forward: the last handle of an intermediate no backward reads clears its data
         node = getattr(self, "_node", None)     # None: the constructor raised
-        if node is not None and node.auto and not node.needed and not node.persistent and node.parent is not None:
+        if node is not None and node.auto and not node.needed and not node.persistent \
+                and node.parent is not None:
             data = node.data
             if data.sharers is not None and _shared_with_another_handle(data, node):
                 return
