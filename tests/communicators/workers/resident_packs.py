@@ -66,6 +66,16 @@ for a, (_, dt) in zip(arrays, SPECS):
     assert inside(a.data, f32) == (dt == np.float32), dt
 assert inside(arrays[3].data, next(b for b in buffers if b[0] == np.int32))
 
+# an array whose storage is held elsewhere (a numpy array from .data, taken before the call)
+# gets the result written into that storage, so the holder sees it
+held_arrays = [ndarray(v) for v in values(r, 20)]
+held = held_arrays[1].data
+comm.all_reduce(held_arrays)
+assert_allclose(held, total(20)[1], rtol=1e-5, atol=1e-5)
+assert held_arrays[1].data is held
+assert any(inside(held_arrays[0].data, b) for b in sent)   # the others: in the pack
+del held, held_arrays
+
 # second call on the same arrays: the same buffer goes out, nothing is summed twice
 sent.clear()
 comm.all_reduce(arrays)

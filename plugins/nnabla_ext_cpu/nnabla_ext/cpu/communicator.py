@@ -523,8 +523,10 @@ class _Pack:
                 array.cast(buf.dtype, HOST)                # drops other (now stale) heads
                 continue
             part = buf[start:stop].reshape(shape)
+            # an array whose storage something else holds (e.g. a numpy array from .data
+            # taken before the call) is written in place, so that holder sees the result
             if self.kept and type(array) is SyncedArray and array.dtype == buf.dtype \
-                    and not array.in_narrow_family():
+                    and not array.in_narrow_family() and _max_refs(array.heads) <= _IN_DICT:
                 array.set(part, HOST)
                 views[i] = part
             else:
@@ -541,16 +543,27 @@ class _Slot:
     __slots__ = ("buf",)
 
 
+def _max_refs(heads):
+    """The largest :func:`_refcount` among the values of the dict ``heads``."""
+    most = 0
+    for head in heads.values():
+        count = _refcount(head)
+        if count > most:
+            most = count
+    return most
+
+
 def _held_once():
-    """What :func:`_refcount` reports for an object held once, by a list element and by an
-    instance slot (each interpreter adds its own temporaries: measured, not assumed)."""
+    """What :func:`_refcount` (and :func:`_max_refs`) report for an object held once, by a
+    list element, an instance slot and a dict value (each interpreter adds its own
+    temporaries: measured, not assumed)."""
     probe = _Slot()
     probe.buf = np.empty(1)
     items = [np.empty(1)]
-    return _refcount(items[0]), _refcount(probe.buf)
+    return _refcount(items[0]), _refcount(probe.buf), _max_refs({0: np.empty(1)})
 
 
-_IN_LIST, _IN_SLOT = _held_once()
+_IN_LIST, _IN_SLOT, _IN_DICT = _held_once()
 
 
 def _abort_on_uncaught_exception(world):
