@@ -430,7 +430,8 @@ class _Pack:
 
     A kept pack (``kept=True``) lives from call to call of the communicator. ``store()``
     leaves each array that can take it (a plain array of the wire dtype, no narrowed
-    windows) holding its slice of the buffer as its storage, so the values are not copied
+    windows, its storage held by nothing else) holding its slice of the buffer as its
+    storage, so the values are not copied
     out; ``fill()`` then skips every array still holding its slice. Other arrays (float16,
     windows) are copied in and out. Before the buffer is filled again, :meth:`prepare`
     checks that nothing but the arrays holding their slices refers to it (a numpy view of an
