@@ -42,6 +42,7 @@ def _account(nbytes):
 class SyncedArray:
     """See module docstring. ``dtype`` is the type users see through ``NdArray.data``."""
 
+    is_window = False       # a SyncedArrayView (a window on another array's memory)
     __slots__ = ("shape", "dtype", "heads", "fill_value", "modification_count",
                  "clear_called", "nbytes_held", "narrowed", "typed", "sharers", "__weakref__")
 
@@ -252,6 +253,7 @@ class SyncedArrayView(SyncedArray):
     through is made contiguous first.
     """
 
+    is_window = True
     __slots__ = ("root", "offset", "size", "zeroing", "narrowed_family")
 
     def __init__(self, parent, offset, shape, narrowed_family=False):

@@ -50,7 +50,6 @@ import zlib
 
 import numpy as np
 
-from nnabla._array import SyncedArray
 from nnabla.array_family import HOST
 from nnabla.communicators import WORLD, Communicator, CommunicatorTimeoutError
 
@@ -266,7 +265,7 @@ class MpiCommunicator(Communicator):
                 dtype = array.dtype
             else:
                 dtype = self._untyped
-                if type(array) is SyncedArray:
+                if not array.is_window:
                     array.dtype = dtype      # the type its result gets
             if inplace or math.prod(array.shape) * dtype.itemsize >= OWN_MESSAGE_BYTES:
                 own = _own_buffer(a, dtype, write)
@@ -526,7 +525,7 @@ class _Pack:
             part = buf[start:stop].reshape(shape)
             # an array whose storage something else holds (e.g. a numpy array from .data
             # taken before the call) is written in place, so that holder sees the result
-            if self.kept and type(array) is SyncedArray and array.dtype == buf.dtype \
+            if self.kept and not array.is_window and array.dtype == buf.dtype \
                     and not array.in_narrow_family() and _max_refs(array.heads) <= _IN_DICT:
                 array.set(part, HOST)
                 views[i] = part
