@@ -76,6 +76,13 @@ class ArrayFamily:
         self.nbytes = nbytes or _nbytes
         self.owner = owner or _owner
 
+    def for_device(self, device_id):
+        """The family of this kind whose arrays live on device ``device_id`` (a context's
+        ``device_id``). The engine binds kernels and solvers to it, so arrays of contexts on
+        different devices are different heads. A plugin with several devices overrides
+        this; the default is one family for every device (``self``)."""
+        return self
+
     def owns(self, arr):
         """Whether ``arr`` is an array of this family."""
         return isinstance(arr, self.array_type)

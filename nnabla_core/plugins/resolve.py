@@ -45,8 +45,8 @@ def _candidates(type_name, backends, device_id=""):
             table = REGISTRY.kernels.get((backend, type_config), {})
             if type_name in table:
                 ext = REGISTRY.extensions[backend][0]
-                found.append(Binding(table[type_name], _family(ext.family), type_config,
-                                     backend, device_id))
+                found.append(Binding(table[type_name], _family(ext.family).for_device(device_id),
+                                     type_config, backend, device_id))
         _memo[key] = found
     return found
 
@@ -167,7 +167,7 @@ def solver_binding(type_name, ctx):
     :func:`nnabla.plugins.solver_rule`) and the array family it updates arrays in."""
     from . import find_solver_rule
     rule, backend = find_solver_rule(type_name, ctx)
-    return rule, _family(REGISTRY.extensions[backend][0].family)
+    return rule, _family(REGISTRY.extensions[backend][0].family).for_device(ctx.device_id)
 
 
 def communicator_factory(name, ctx):
