@@ -1,6 +1,7 @@
 """NdArray: the user-facing array, a thin view of a :class:`SyncedArray`."""
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -122,7 +123,7 @@ class NdArray:
 
     @property
     def size(self):
-        return int(np.prod(self._array.shape, dtype=np.int64))
+        return math.prod(self._array.shape)
 
     @property
     def dtype(self):
@@ -151,7 +152,7 @@ class NdArray:
         """Product of the sizes from ``axis`` on (``-1`` means the whole array)."""
         if axis < 0:
             axis = 0
-        return int(np.prod(self.shape[axis:], dtype=np.int64))
+        return math.prod(self.shape[axis:])
 
     @property
     def modification_count(self):

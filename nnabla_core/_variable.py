@@ -8,6 +8,7 @@ v1.32's auto-forward memory behaviour).
 from __future__ import annotations
 
 import gc
+import math
 import numbers
 import weakref
 
@@ -256,7 +257,7 @@ class Variable:
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def size_from_axis(self, axis=-1):
         return NdArray._wrap(self._node.data).size_from_axis(axis)
