@@ -10,6 +10,7 @@ import weakref
 from collections import OrderedDict
 
 from .. import parameter as _parameter
+from ..logger import logger
 from ._batch import _resolve_reshape, _variable_batch_size
 from ._files import save_content
 from .._naming import unique_name
@@ -150,11 +151,14 @@ class ProtoNetwork:
             *args (nnabla.Variable): the inputs, in the order of ``inputs``; when none is
                 given, new input variables are created (``variables[name]
                 .variable_instance``), with a leading ``-1`` replaced by ``batch_size``.
+                As in nnabla, arguments beyond the network's inputs are ignored (with a
+                logged warning).
             batch_size (int, optional): the batch size (default: the network's).
             ctx (nnabla.Context, optional): context of the created functions.
 
         Returns:
-            nnabla.Variable, or a tuple of them for several outputs.
+            nnabla.Variable, or a tuple of them for several outputs (an empty tuple for a
+            network without outputs).
         """
         from ..context import context_scope
 
@@ -170,8 +174,10 @@ class ProtoNetwork:
                 self._create_inputs(inputs, batch_size)
             else:
                 if len(args) > len(inputs):
-                    raise ValueError(f"nn.graph_def: network {self.name!r} takes "
-                                     f"{len(inputs)} inputs {self.inputs}; {len(args)} given")
+                    # nnabla pairs arguments with inputs and ignores the rest; say so
+                    logger.warning(f"nn.graph_def: network {self.name!r} takes "
+                                   f"{len(inputs)} inputs {self.inputs}; {len(args)} given, "
+                                   f"the last {len(args) - len(inputs)} are ignored")
                 for pv, v in zip(inputs, args):
                     pv.variable_instance = v
             self.execute_on_proto(lambda pf: pf.graph_call(batch_size=batch_size))

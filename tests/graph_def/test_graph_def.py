@@ -40,6 +40,18 @@ def test_calling_a_recorded_graph_computes_the_recorded_functions(batch_size):
                                atol=1e-6)
 
 
+def test_arguments_beyond_the_inputs_are_ignored_as_in_nnabla(caplog):
+    g = models.mlp()
+    x = nn.Variable.from_numpy_array(np.random.RandomState(1).randn(3, 6))
+    extra = nn.Variable((3, 6))
+    with caplog.at_level("WARNING", logger="nnabla"):
+        y = g(x, extra)
+    assert "the last 1 are ignored" in caplog.text
+    y.forward()
+    np.testing.assert_allclose(y.d, _mlp_reference(x.d, g.get_parameters()), rtol=1e-5,
+                               atol=1e-6)
+
+
 def _load_and_run(path, x, batch_size=None):
     loaded = nn.graph_def.load(path, batch_size=batch_size)
     y = loaded()
