@@ -10,7 +10,7 @@ from nnabla_ext.cuda import memory
 
 def test_the_init_module_offers_nnabla_names_and_they_act():
     get_extension_context("cuda")
-    assert cuda_init.get_devices() == ["0"] and cuda_init.get_device_count() == 1
+    assert cuda_init.get_devices() == ["0", "1"] and cuda_init.get_device_count() == 2
     cuda_init.device_synchronize("0")
     free, total = cuda_init.get_device_memory_size()
     assert 0 <= free <= total

@@ -68,20 +68,22 @@ def check_device(device_id, api="nnabla_ext.cuda.context"):
     return index
 
 
-def use_device(device_id, api="nnabla_ext.cuda.context"):
-    """Check ``device_id`` and make it CuPy's current device; return its index."""
+def use_device(device_id, api="nnabla_ext.cuda.use_device"):
+    """Check ``device_id`` and make it CuPy's current device; return its index.
+
+    Contexts do not need it (each kernel, allocation and solver update of a context runs
+    on the context's device); it is for code that calls CuPy directly."""
     index = check_device(device_id, api)
-    rt = _runtime()
-    if not rt.emulated:
-        rt.cupy.cuda.Device(index).use()
+    _runtime().cupy.cuda.Device(index).use()
     return index
 
 
 def context(device_id="0", type_config="float", **kw):
     """The context of the CUDA backend, as nnabla-ext-cuda makes it.
 
-    Makes ``device_id`` CuPy's current device (kernels run on the current device: the core
-    does not hand them the context's device).
+    The context's arrays are allocated, and its functions and solver updates computed, on
+    device ``device_id`` (whichever device is CuPy's current one); the current device is
+    left as it is.
 
     Args:
         device_id (str or int): the GPU index.
@@ -95,7 +97,7 @@ def context(device_id="0", type_config="float", **kw):
     if type_config not in TYPE_CONFIGS:
         raise ValueError(f"nnabla_ext.cuda.context: argument 'type_config' is "
                          f"{type_config!r}; expected one of {sorted(TYPE_CONFIGS)}")
-    use_device(device_id)
+    check_device(device_id)
     from nnabla import Context
     name = array_classes()[0]
     from . import memory

@@ -61,8 +61,9 @@ def runtime():
 
 
 def _emulation():
+    from ._host_cuda import device_count
     from .emulation import cupy
-    return Runtime(cupy, True, 1)
+    return Runtime(cupy, True, device_count())
 
 
 def _probe_cupy():

@@ -167,6 +167,8 @@ class RawKernel:
         grid = tuple(grid) + (1,) * (3 - len(grid))
         block = tuple(block) + (1,) * (3 - len(block))
         values = [_argument(self.name, a, t) for a, (t, _) in zip(args, self._params)]
+        from .emulation import ACTIVITY
+        ACTIVITY["ops"][current_device()] += 1
         function(*grid, *block, *values)
 
 
@@ -191,6 +193,9 @@ def _argument(kernel, value, type_name):
         if "*" not in type_name:
             raise TypeError(f"raw kernel {kernel}: an array given for parameter of type "
                             f"{type_name!r}")
+        if value._dev != current_device():
+            raise ValueError(f"raw kernel {kernel}: an array of device {value._dev} given "
+                             f"while device {current_device()} is current")
         a = value._a
         if wanted is not None and a.dtype != wanted:
             raise TypeError(f"raw kernel {kernel}: a {a.dtype} array given for parameter "
@@ -224,23 +229,59 @@ class RawModule:
         return RawKernel(self.code, name, self.options)
 
 
+DEVICE_COUNT_ENV = "NNABLA_CUDA_EMULATE_DEVICES"
+
+
+def device_count():
+    """How many devices the emulation has (``NNABLA_CUDA_EMULATE_DEVICES``, default 2, so
+    device selection is exercised)."""
+    return max(1, int(os.environ.get(DEVICE_COUNT_ENV, "2")))
+
+
+_current = threading.local()
+
+
+def current_device():
+    """The id of the emulated current device (per thread, as CUDA's), 0 at first."""
+    return getattr(_current, "id", 0)
+
+
 class Device:
-    """One emulated device (id 0)."""
+    """An emulated device: ``use()`` and ``with`` make it current, as CuPy's do. Arrays
+    record the device they were made on, and operations refuse arrays of another device
+    (:mod:`.emulation`)."""
 
     def __init__(self, device=None):
-        self.id = 0 if device is None else int(device)
+        self.id = current_device() if device is None else int(device)
+        if not 0 <= self.id < device_count():
+            raise RuntimeError(f"cudaErrorInvalidDevice: invalid device ordinal {self.id} "
+                               f"(the emulation has {device_count()} devices)")
+        self._previous = []
 
     def use(self):
+        _current.id = self.id
         return self
 
     def synchronize(self):
         """Emulated kernels run synchronously."""
 
     def __enter__(self):
+        self._previous.append(current_device())
+        _current.id = self.id
         return self
 
     def __exit__(self, *exc):
+        _current.id = self._previous.pop()
         return False
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.id == self.id
+
+    def __hash__(self):
+        return hash(self.id)
+
+    def __repr__(self):
+        return f"<CUDA Device {self.id} (emulated)>"
 
     @property
     def compute_capability(self):
@@ -351,7 +392,15 @@ class runtime:
 
     @staticmethod
     def getDeviceCount():
-        return 1
+        return device_count()
+
+    @staticmethod
+    def getDevice():
+        return current_device()
+
+    @staticmethod
+    def setDevice(device):
+        Device(device).use()
 
     @staticmethod
     def deviceSynchronize():

@@ -7,6 +7,7 @@ a device computation does anyway). Everything else is CuPy's own object, looked 
 from __future__ import annotations
 
 import contextlib
+import functools
 import types
 
 
@@ -17,15 +18,19 @@ def errstate(**kwargs):
 
 
 class DeviceNamespace(types.ModuleType):
-    """``cupy`` (or the emulation's namespace) with :data:`ADDED` on top."""
+    """``cupy`` (or the emulation's namespace) with :data:`ADDED` on top, for the arrays of
+    one device (``device_index``): kernels and solver rules given this namespace run with
+    that device current (:func:`call_on_device`)."""
 
     ADDED = {"errstate": errstate}
 
-    def __init__(self, cupy):
-        super().__init__(f"nnabla_ext.cuda.xp[{cupy.__name__}]")
+    def __init__(self, cupy, device_index=0):
+        super().__init__(f"nnabla_ext.cuda.xp[{cupy.__name__}, device {device_index}]")
         self.__dict__.update(self.ADDED)
         self.cupy = cupy
         self.ndarray = cupy.ndarray
+        self.device_index = device_index
+        self.current_device = cupy.cuda.runtime.getDevice
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -35,4 +40,34 @@ class DeviceNamespace(types.ModuleType):
         return value
 
     def __repr__(self):
-        return f"<CUDA array namespace over {self.cupy.__name__} {self.cupy.__version__}>"
+        return (f"<CUDA array namespace over {self.cupy.__name__} {self.cupy.__version__}, "
+                f"device {self.device_index}>")
+
+
+def call_on_device(xp, function, *args):
+    """``function(*args)`` with ``xp``'s device current: ``cupy.cuda.Device`` is entered
+    only when another device is current (one ``cudaGetDevice`` otherwise). A namespace
+    without a device (a test's plain numpy) just calls."""
+    index = getattr(xp, "device_index", None)
+    if index is None or xp.current_device() == index:
+        return function(*args)
+    with xp.cupy.cuda.Device(index):
+        return function(*args)
+
+
+def on_device(cls):
+    """A subclass of kernel class ``cls`` whose ``setup``, ``forward``, ``backward`` and
+    ``recompute`` run on its ``xp``'s device (:func:`call_on_device`); same name, so
+    messages and reports read as ``cls``'s. ``on_device(cls).base is cls``."""
+    attrs = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+             "__doc__": cls.__doc__, "base": cls}
+    for name in ("setup", "forward", "backward", "recompute"):
+        attrs[name] = _switching(getattr(cls, name))
+    return type(cls.__name__, (cls,), attrs)
+
+
+def _switching(method):
+    @functools.wraps(method)
+    def run(self, *args):
+        return call_on_device(self.xp, method, self, *args)
+    return run

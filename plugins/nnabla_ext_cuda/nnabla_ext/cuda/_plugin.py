@@ -36,7 +36,7 @@ def nnabla_array_classes():
 @hookimpl
 def nnabla_kernels():
     return [KernelSet(backend="cuda", type_configs=("float", "half"),
-                      load="nnabla_ext.cuda.kernels:CUDA_KERNELS")]
+                      load="nnabla_ext.cuda.kernels:DEVICE_KERNELS")]
 
 
 @hookimpl

@@ -15,6 +15,11 @@ What it enforces, as CuPy does:
   ``tools/record_cupy_api.py`` recorded them (:mod:`._cupy_api`): ``cupy.errstate`` does not
   exist, ``cupy.linalg.inv`` does.
 - Reductions and scalar indexing return 0-d device arrays, not numpy scalars.
+- Devices (``NNABLA_CUDA_EMULATE_DEVICES``, default 2): ``cupy.cuda.Device(i)`` makes ``i``
+  current; an array belongs to the device current when it was made (``a.device``), and an
+  operation on arrays of another device than the current one raises ``ValueError``, as CuPy
+  does without peer access (``a.copy()`` copies to the current device). :data:`ACTIVITY`
+  counts, per device id, the arrays made (``'made'``) and the operations run (``'ops'``).
 
 Raw CUDA kernels (``RawKernel``/``RawModule``) are compiled for the host with the C++
 compiler and run serially over the launch grid (:mod:`._host_cuda`), so their code runs too.
@@ -32,12 +37,14 @@ Example:
 """
 from __future__ import annotations
 
+import collections
 import functools
 import types
 
 import numpy as np
 
 from . import _cupy_api
+from ._host_cuda import Device, current_device
 
 __all__ = ["cupy", "ndarray", "asnumpy"]
 
@@ -48,16 +55,26 @@ _FROM_HOST = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray", "
                         "asnumpy", "get_array_module", "result_type", "can_cast", "isscalar",
                         "dtype", "finfo", "iinfo", "ndim", "shape", "size"})
 _NDARRAY = frozenset(_cupy_api.NDARRAY)
+# ndarray methods that work from any current device (transfers, copies to the current one)
+_ANY_DEVICE = frozenset({"get", "copy", "set", "tolist", "item"})
+ACTIVITY = {"made": collections.Counter(), "ops": collections.Counter()}
 
 
 class ndarray:
     """A device array of the emulation: numpy memory that refuses to act as numpy."""
 
-    __slots__ = ("_a", "__weakref__")
+    __slots__ = ("_a", "_dev", "__weakref__")
     __array_priority__ = 100.0
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
         self._a = np.empty(shape, dtype, order=order)
+        self._dev = current_device()
+        ACTIVITY["made"][self._dev] += 1
+
+    @property
+    def device(self):
+        """The :class:`~._host_cuda.Device` this array lives on."""
+        return Device(self._dev)
 
     # -- numpy interoperation, as CuPy allows it ----------------------------------------------
     def __array__(self, *args, **kwargs):
@@ -90,7 +107,7 @@ class ndarray:
     @property
     def base(self):
         base = self._a.base
-        return None if base is None else _view(base)
+        return None if base is None else _view(base, self._dev)
 
     @property
     def __cuda_array_interface__(self):
@@ -102,14 +119,18 @@ class ndarray:
             raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r}")
         value = getattr(self._a, name)
         if callable(value):
+            if name not in _ANY_DEVICE:
+                _check_device_only(name, (self,), {})
             return _device_function(value, name)
         return _wrap(value)
 
     # -- Python protocol -----------------------------------------------------------------------
     def __getitem__(self, key):
-        return _wrap(self._a[_unwrap(key)])
+        out = self._a[_unwrap(key)]
+        return _view(out, self._dev) if isinstance(out, np.ndarray) else _wrap(out)
 
     def __setitem__(self, key, value):
+        _check_devices("__setitem__", (self, key, value), {})   # host values are copied
         self._a[_unwrap(key)] = _unwrap(value)
 
     def __len__(self):
@@ -157,15 +178,15 @@ def _binary(name):
     ufunc = getattr(np, name)
 
     def op(self, other):
-        _check_device_only(name, (other,), {})
+        _check_device_only(name, (self, other), {})
         return _wrap(ufunc(self._a, _unwrap(other)))
 
     def rop(self, other):
-        _check_device_only(name, (other,), {})
+        _check_device_only(name, (self, other), {})
         return _wrap(ufunc(_unwrap(other), self._a))
 
     def iop(self, other):
-        _check_device_only(name, (other,), {})
+        _check_device_only(name, (self, other), {})
         ufunc(self._a, _unwrap(other), out=self._a, casting="same_kind")
         return self
 
@@ -189,13 +210,17 @@ for _dunder, _ufunc in (("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
 for _dunder, _ufunc in (("neg", "negative"), ("pos", "positive"), ("abs", "absolute"),
                         ("invert", "invert")):
     setattr(ndarray, f"__{_dunder}__",
-            (lambda u: lambda self: _wrap(u(self._a)))(getattr(np, _ufunc)))
+            (lambda u: lambda self: _wrap(u(*_unwrap(_check_device_only(u.__name__,
+                                                                       (self,), {})))))(
+                getattr(np, _ufunc)))
 ndarray.__hash__ = None
 
 
-def _view(a):
+def _view(a, device=None):
     out = ndarray.__new__(ndarray)
     out._a = a
+    out._dev = current_device() if device is None else device
+    ACTIVITY["made"][out._dev] += 1
     return out
 
 
@@ -233,11 +258,34 @@ def _host_arrays(value):
     return False
 
 
+def _devices(value, found):
+    if isinstance(value, ndarray):
+        found.add(value._dev)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _devices(v, found)
+    return found
+
+
 def _check_device_only(name, args, kwargs):
-    """CuPy refuses numpy arrays where it expects device arrays."""
+    """CuPy refuses numpy arrays where it expects device arrays, and arrays of another
+    device than the current one (no peer access). Counts the operation on the current
+    device; returns ``args``."""
     if _host_arrays(args) or _host_arrays(tuple(kwargs.values())):
         raise TypeError(f"cupy.{name}: Unsupported type <class 'numpy.ndarray'> (a host "
                         "array given where a device array is expected; use cupy.asarray)")
+    return _check_devices(name, args, kwargs)
+
+
+def _check_devices(name, args, kwargs):
+    current = current_device()
+    for dev in _devices((args, tuple(kwargs.values())), set()):
+        if dev != current:
+            raise ValueError(f"cupy.{name}: The device where the array resides ({dev}) is "
+                             f"different from the current device ({current}). Peer access "
+                             "is unavailable between these devices.")
+    ACTIVITY["ops"][current] += 1
+    return args
 
 
 def _device_function(func, name):

@@ -8,10 +8,14 @@ same float32 arithmetic.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from nnabla.solver_rule import Rule
 from nnabla_ext.cpu.solvers import GRAD_OPS
 from nnabla_ext.cpu.solvers import RULES as _CPU_RULES
+
+from ._namespace import call_on_device
 
 
 def _moments(xp, g, m, v, hp):
@@ -54,6 +58,16 @@ def lars(xp, p, g, state, t, hp):
     p[...] = p - v
 
 
+def _on_device(function):
+    """``function(xp, ...)`` run with ``xp``'s device current (the solver's context's)."""
+    @functools.wraps(function)
+    def run(xp, *args):
+        return call_on_device(xp, function, xp, *args)
+    return run
+
+
 _DEVICE = {"Lamb": lamb, "Lars": lars}
-RULES = {name: Rule(_DEVICE.get(name, r.update), r.states, r.optional_states, GRAD_OPS)
+DEVICE_GRAD_OPS = type(GRAD_OPS)(*(_on_device(op) for op in GRAD_OPS))
+RULES = {name: Rule(_on_device(_DEVICE.get(name, r.update)), r.states, r.optional_states,
+                    DEVICE_GRAD_OPS)
          for name, r in _CPU_RULES.items()}

@@ -48,8 +48,8 @@ def context(device_id="0", type_config="float", **kw):
     if type_config not in TYPE_CONFIGS:
         raise ValueError(f"nnabla_ext.cudnn.context: argument 'type_config' is "
                          f"{type_config!r}; expected one of {sorted(TYPE_CONFIGS)}")
-    from nnabla_ext.cuda import use_device
-    use_device(device_id, api="nnabla_ext.cudnn.context")   # kernels run on the current one
+    from nnabla_ext.cuda import check_device
+    check_device(device_id, api="nnabla_ext.cudnn.context")  # kernels switch to it
     from nnabla import Context
     return Context(backend=list(TYPE_CONFIGS[type_config]), array_class=array_classes()[0],
                    device_id=str(device_id))

@@ -52,4 +52,4 @@ def check_library():
 @hookimpl
 def nnabla_kernels():
     return [KernelSet(backend="cudnn", type_configs=("float", "half"),
-                      load="nnabla_ext.cudnn.kernels:CUDNN_KERNELS")]
+                      load="nnabla_ext.cudnn.kernels:DEVICE_KERNELS")]

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 from nnabla_ext.cpu.kernels import GENERIC
+from nnabla_ext.cuda._namespace import on_device
 from nnabla_ext.cuda.kernels import CUDA_KERNELS
 
 from . import graphs, legacy, norm_graphs
@@ -451,3 +452,5 @@ CUDNN_KERNELS = {"Convolution": Convolution, "Deconvolution": Deconvolution,
                  "MaxPooling": MaxPooling, "AveragePooling": AveragePooling,
                  "SumPooling": SumPooling, "Softmax": Softmax, "LogSoftmax": LogSoftmax,
                  "BatchNormalization": BatchNormalization}
+# what the backend registers: each kernel run on its context's device
+DEVICE_KERNELS = {name: on_device(cls) for name, cls in CUDNN_KERNELS.items()}
