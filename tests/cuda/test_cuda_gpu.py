@@ -86,3 +86,27 @@ print("ok")
 def test_cutensor_and_cudnn_paths_execute_on_the_device_and_match_the_cpu():
     out = _run("-c", DEVICE_PATHS)
     assert out.returncode == 0 and "ok" in out.stdout, out.stdout[-3000:] + out.stderr[-3000:]
+
+
+def test_the_tutorials_train_in_the_cudnn_context_as_on_the_cpu():
+    """tests/tutorials' MLP and CNN training loops on cudnn, against the CPU run."""
+    out = _run("tests/cuda/tutorials_on_device.py", "cudnn")
+    assert out.returncode == 0 and "ok" in out.stdout, out.stdout[-3000:] + out.stderr[-3000:]
+
+
+UPSTREAM_ENV = "NNABLA_UPSTREAM_SOURCE"
+
+
+@pytest.mark.skipif(not os.environ.get(UPSTREAM_ENV),
+                    reason=f"set {UPSTREAM_ENV} to a clone of sony/nnabla to run its function "
+                           "and solver tests in the cudnn context")
+def test_upstream_function_and_solver_tests_pass_in_the_cudnn_context(tmp_path):
+    env = dict(os.environ, NNABLA_CUDA_EMULATE="0", NNABLA_UPSTREAM_CONTEXTS="cudnn",
+               PYTHONPATH=str(ROOT / "plugins" / "nnabla_ext_cuda" / "tools" / "upstream"))
+    out = subprocess.run([sys.executable, "tools/upstream_conformance.py",
+                          os.environ[UPSTREAM_ENV], "--groups", "function", "solver",
+                          "--out", str(tmp_path)], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=4 * 3600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    total = [line for line in out.stdout.splitlines() if line.startswith("TOTAL")]
+    assert total and total[0].split()[2:4] == ["0", "0"], out.stdout[-6000:]  # no fail/error
