@@ -35,7 +35,8 @@ class Call:
 
 def new_kernel(binding, spec, args, in_shapes, out_shapes):
     """Construct ``binding``'s kernel with its family's ``xp``, the context's device and,
-    under ``half``, the storage type (a kernel fusing several functions rounds between stages to it)."""
+    under ``half``, the storage type (a kernel fusing several functions rounds between
+    stages to it)."""
     cls = binding.kernel
     kernel = cls.__new__(cls)
     kernel.xp = binding.family.xp
@@ -219,7 +220,7 @@ def accumulate(fam, grad, g, add, dtype, protect=()):
         g = fam.reshape(g, grad.shape)
     if add and (grad.heads or grad.fill_value not in (None, 0)):
         new = fam.add(grad.get(F32, fam), g)
-    elif _aliases(fam, g, protect):
+    elif aliases(fam, g, protect):
         new = fam.copy(g)
     else:
         new = g
@@ -237,7 +238,7 @@ def accumulate_from(grad, src, add):
     accumulate(fam, grad, head, add, grad.dtype, protect=(head,))
 
 
-def _aliases(fam, g, arrays):
+def aliases(fam, g, arrays):
     """Whether ``g`` shares memory with any of ``arrays`` (by owner; never element-wise).
 
     ``arrays`` existed before the kernel made ``g``, so when ``g`` owns its memory it can
@@ -297,8 +298,10 @@ def forward_runner(f):
     # per output: (weak node, storage dtype, head key, bytes of the stored head)
     outs = tuple((ref, dt, (fam, dt), int(np.prod(shape)) * dt.itemsize)
                  for ref, dt, shape in zip(f.out_refs, f.out_dtypes, kernel.out_shapes))
-    if len(ins) == 1 and len(outs) == 1 and ins[0][0] is not None and ins[0][1] is not None:
-        return _unary_runner(f, fwd, ins[0], outs[0])
+    if len(outs) == 1 and all(node is not None and key is not None for node, key in ins):
+        if len(ins) == 1:
+            return _unary_runner(f, fwd, ins[0], outs[0])
+        return _single_output_runner(f, fwd, ins, outs[0])
 
     def run():
         xs = []
@@ -320,6 +323,7 @@ def _unary_runner(f, fwd, source, target):
     """:func:`forward_runner` for one input and one output (most functions): no loops."""
     (node_in, key_in), (ref, dtype, key, nbytes) = source, target
     fam = key_in[0]
+    array_type = fam.array_type
 
     def run():
         a = node_in.data
@@ -327,7 +331,35 @@ def _unary_runner(f, fwd, source, target):
         y = fwd([head if head is not None else a.get(key_in[1], fam)])[0]
         node = ref()
         if node is not None:
-            keep(f, node.data, y, dtype, key, nbytes)
+            arr = node.data
+            if y.__class__ is array_type and y.dtype is dtype and y.shape == arr.shape:
+                arr.put(key, y, nbytes)
+            else:
+                store(f, arr, y, dtype)
+    return run
+
+
+def _single_output_runner(f, fwd, ins, target):
+    """:func:`forward_runner` for present inputs read in fixed dtypes and one output."""
+    ref, dtype, key, nbytes = target
+    fam = key[0]
+    array_type = fam.array_type
+    ins = tuple((node, key_in, key_in[1]) for node, key_in in ins)
+
+    def run():
+        xs = []
+        for node_in, key_in, dtype_in in ins:
+            a = node_in.data
+            head = a.heads.get(key_in)
+            xs.append(head if head is not None else a.get(dtype_in, fam))
+        y = fwd(xs)[0]
+        node = ref()
+        if node is not None:
+            arr = node.data
+            if y.__class__ is array_type and y.dtype is dtype and y.shape == arr.shape:
+                arr.put(key, y, nbytes)
+            else:
+                store(f, arr, y, dtype)
     return run
 
 

@@ -452,6 +452,11 @@ def _backward_runner(f, pd):
     spec's ``backward_needs``), which inputs receive gradients, the kernel and the family,
     so a pass is a flat loop of these calls. Leaves accumulate across passes; an
     intermediate's first write in a pass overwrites, later ones add.
+
+    A gradient that overwrites (the common case) is stored by the runner itself when it
+    is the family's float32 array of the right shape: it becomes the gradient's only
+    head, copied first only if it shares memory with an input or output gradient the
+    kernel was given. Everything else goes through ``_execute.accumulate``.
     """
     spec, fam, kernel = f.spec, f.family, f.kernel
     n_in, n_out = len(f.in_nodes), len(f.out_refs)
@@ -461,10 +466,15 @@ def _backward_runner(f, pd):
              for i in spec.needed_inputs(n_in) if f.in_nodes[i] is not None]
     out_reads = [(o, f.out_refs[o]) for o in spec.needed_outputs(n_out)]
     outs = list(zip(f.out_refs, kernel.out_shapes))
-    targets = [(i, f.in_nodes[i]) for i in range(n_in) if pd[i] and f.in_nodes[i] is not None]
+    # (position, node, leaf): leaves accumulate across passes (a parent change bumps the
+    # graph version, which rebuilds the plan and this runner)
+    targets = [(i, n, n.parent is None) for i, n in enumerate(f.in_nodes)
+               if pd[i] and n is not None]
     half, grad_dtype, keeps = f.grad_dtype is _execute.F16, f.grad_dtype, kernel.keeps_input_grads
     backward, accumulate = kernel.backward, _execute.accumulate
     f32_key = (fam, F32)
+    direct = grad_dtype is F32          # gradients are stored as the kernel computed them
+    array_type, owner, nbytes, aliases = fam.array_type, fam.owner, fam.nbytes, _execute.aliases
 
     writes = bool(spec._backward_mutated)
 
@@ -493,7 +503,9 @@ def _backward_runner(f, pd):
             elif node is root:
                 dys.append(state.seed.get(F32, fam))
             elif id(node) in written:
-                dys.append(node.grad.get(F32, fam))
+                grad = node.grad
+                head = grad.heads.get(f32_key)
+                dys.append(head if head is not None else grad.get(F32, fam))
             else:       # the node's own shape: data-sized outputs differ from the inferred one
                 dys.append(_execute.zeros(fam, node.data.shape))
         grads = backward(xs, ys, dys, pd)
@@ -503,15 +515,29 @@ def _backward_runner(f, pd):
         if keeps:
             # F.sink(one_input_grad=False): the gradients already held by the inputs are
             # the ones this pass propagates from them.
-            written.update(id(node) for _, node in targets)
+            written.update(id(node) for _, node, _ in targets)
             return
-        for i, node in targets:
+        for i, node, leaf in targets:
             g = grads[i]
-            if g is not None:
-                key = id(node)
-                accumulate(fam, node.grad, g, node.parent is None or key in written,
-                           grad_dtype, protect)
-                written.add(key)
+            if g is None:
+                continue
+            key = id(node)
+            grad = node.grad
+            add = leaf or key in written
+            if direct and g.__class__ is array_type and g.dtype is F32 \
+                    and g.shape == grad.shape \
+                    and not (add and (grad.heads or grad.fill_value not in (None, 0))):
+                if owner(g) is g:       # owns its memory: shared only by being an array
+                    for a in protect:
+                        if a is g:
+                            g = fam.copy(g)
+                            break
+                elif aliases(fam, g, protect):
+                    g = fam.copy(g)
+                grad.put(f32_key, g, nbytes(g))
+            else:
+                accumulate(fam, grad, g, add, grad_dtype, protect)
+            written.add(key)
     return run
 
 

@@ -17,6 +17,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _solver_states, callback
+from ._array import SyncedArray
 from ._spec.solvers import SPECS
 from .context import get_current_context
 from .plugins.resolve import solver_binding
@@ -60,6 +61,15 @@ _F32 = np.dtype(np.float32)
 def _f32(synced, family):
     """The float32 buffer of a SyncedArray in the rule's family, for writing (as
     NdArray.cast)."""
+    if synced.__class__ is SyncedArray and synced.dtype is _F32:
+        heads = synced.heads
+        if len(heads) == 1:
+            head = heads.get((family, _F32))
+            if head is not None:        # already the only head: cast's bookkeeping only
+                synced.modification_count += 1
+                synced.clear_called = False
+                synced.fill_value = None
+                return head
     if synced.dtype is not _F32:
         synced.dtype = _F32
     return synced.cast(_F32, family)
@@ -285,9 +295,21 @@ class Solver:
 
     # -- per-parameter operations ---------------------------------------------------------
     def _each_with_grad(self, pre_hook, post_hook):
-        """Yield ``(key, data, grad)`` (SyncedArrays) of the parameters whose gradient was
-        computed, between hooks (the global solver hooks of :mod:`nnabla.callback` too)."""
+        """``(key, data, grad)`` (SyncedArrays) of the parameters whose gradient was
+        computed, between hooks (the global solver hooks of :mod:`nnabla.callback` too):
+        a list when there is no hook (the common case), else a generator."""
         pre_hook, post_hook, publish = callback.solver_hooks(pre_hook, post_hook)
+        if pre_hook is None and post_hook is None and not publish:
+            computed = []
+            for key, var in self._params.items():
+                node = var._node
+                grad = node.grad
+                if grad.heads or grad.fill_value != 0:
+                    computed.append((key, node.data, grad))
+            return computed
+        return self._each_with_hooks(pre_hook, post_hook, publish)
+
+    def _each_with_hooks(self, pre_hook, post_hook, publish):
         try:
             for key, var in list(self._params.items()):
                 node = var._node
@@ -324,12 +346,16 @@ class Solver:
         """
         rule, fam = self._rule, self._family
         hp = dict(self._hp, weight_decay_rate=self._wd, init_lr=self._init_lr)
+        update, xp, states = rule.update, fam.xp, self._states
         try:
             for key, data, grad in self._each_with_grad(update_pre_hook, update_post_hook):
-                state = self._states[key]
-                state.t = min(state.t + 1, STEP_LIMIT)
-                arrays = {name: _f32(v._node.data, fam) for name, v in state.pstate.items()}
-                rule.update(fam.xp, _f32(data, fam), _f32(grad, fam), arrays, state.t, hp)
+                state = states[key]
+                t = state.t + 1
+                state.t = t = t if t < STEP_LIMIT else STEP_LIMIT
+                pstate = state.pstate
+                arrays = {name: _f32(v._node.data, fam) for name, v in pstate.items()} \
+                    if pstate else {}
+                update(xp, _f32(data, fam), _f32(grad, fam), arrays, t, hp)
         finally:
             self._wd = self._default_wd
 
@@ -345,9 +371,10 @@ class Solver:
             return
         if decay_rate == 0:
             return
-        ops, fam = self._rule.grad_ops, self._family
+        decay, fam = self._rule.grad_ops.weight_decay, self._family
+        xp = fam.xp
         for _, data, grad in self._each_with_grad(pre_hook, post_hook):
-            ops.weight_decay(fam.xp, _f32(data, fam), _f32(grad, fam), decay_rate)
+            decay(xp, _f32(data, fam), _f32(grad, fam), decay_rate)
 
     def clip_grad_by_norm(self, clip_norm, pre_hook=None, post_hook=None):
         """Scale each gradient whose L2 norm exceeds ``clip_norm`` down to that norm."""

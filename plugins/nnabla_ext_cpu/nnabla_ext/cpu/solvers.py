@@ -21,7 +21,7 @@ from nnabla.solver_rule import Rule as _Rule
 
 def weight_decay(xp, p, g, rate):
     """Add ``rate * p`` to the gradient ``g`` in place (non-fused weight decay)."""
-    g += xp.float32(rate) * p
+    g += p * xp.float32(rate)       # array first: numpy skips its scalar-operator path
 
 
 def clip_grad_by_norm(xp, g, clip_norm):
@@ -67,7 +67,7 @@ def _f32(x):
 
 def sgd(xp, p, g, state, t, hp):
     """p -= lr * g."""
-    p -= hp["lr"] * g
+    p -= g * hp["lr"]
 
 
 def momentum(xp, p, g, state, t, hp):

@@ -21,29 +21,49 @@ from ._columns import (COLUMN_BUDGET, add_bias, bias_grad, col2im, cols_as_gemm,
 
 # ------------------------------------------------------------------- affine
 class Affine(Kernel):
-    """y = x.reshape(M, K) @ w.reshape(K, L) + b."""
+    """y = x.reshape(M, K) @ w.reshape(K, L) + b.
+
+    Reshapes are made only where a shape differs from the matrix shape (an MLP's
+    hidden layers are already matrices): the arithmetic is the same either way.
+    """
 
     def setup(self):
         x, w = self.in_shapes[:2]
         self.m, self.k, self.l = math.prod(x[:self.base_axis]), w[0], math.prod(w[1:])
+        m, k, n = self.m, self.k, self.l
+        b = self.in_shapes[2] if len(self.in_shapes) > 2 else None
+        self.has_bias = b is not None
+        # the shape to view each operand in, or None when it already has it
+        self.x_as = None if tuple(x) == (m, k) else (m, k)
+        self.w_as = None if tuple(w) == (k, n) else (k, n)
+        self.b_as = None if b is None or tuple(b) == (n,) else (n,)
+        self.y_as = None if tuple(self.out_shapes[0]) == (m, n) else tuple(self.out_shapes[0])
 
     def forward(self, xs):
-        x, w, b = (list(xs) + [None])[:3]
-        y = x.reshape(self.m, self.k) @ w.reshape(self.k, self.l)
+        x, w = xs[0], xs[1]
+        if self.x_as is not None:
+            x = x.reshape(self.x_as)
+        if self.w_as is not None:
+            w = w.reshape(self.w_as)
+        y = x @ w
+        b = xs[2] if len(xs) > 2 else None
         if b is not None:
-            y += b.reshape(self.l)
-        return (y.reshape(self.out_shapes[0]),)
+            y += b if self.b_as is None else b.reshape(self.b_as)
+        return (y if self.y_as is None else y.reshape(self.y_as),)
 
     def backward(self, xs, ys, dys, propagate_down):
-        x, w = xs[:2]
-        dy = dys[0].reshape(self.m, self.l)
+        x, w = xs[0], xs[1]
+        dy = dys[0] if self.y_as is None else dys[0].reshape(self.m, self.l)
         grads = [None] * len(xs)
         if propagate_down[0]:
-            grads[0] = (dy @ w.reshape(self.k, self.l).T).reshape(self.in_shapes[0])
+            g = dy @ (w if self.w_as is None else w.reshape(self.w_as)).T
+            grads[0] = g if self.x_as is None else g.reshape(self.in_shapes[0])
         if propagate_down[1]:
-            grads[1] = (x.reshape(self.m, self.k).T @ dy).reshape(self.in_shapes[1])
-        if len(self.in_shapes) > 2 and self.in_shapes[2] is not None and propagate_down[2]:
-            grads[2] = dy.sum(axis=0).reshape(self.in_shapes[2])
+            g = (x if self.x_as is None else x.reshape(self.x_as)).T @ dy
+            grads[1] = g if self.w_as is None else g.reshape(self.in_shapes[1])
+        if self.has_bias and propagate_down[2]:
+            g = dy.sum(axis=0)
+            grads[2] = g if self.b_as is None else g.reshape(self.in_shapes[2])
         return grads
 
 
