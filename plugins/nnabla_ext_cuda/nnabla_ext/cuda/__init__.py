@@ -131,11 +131,16 @@ def synchronize(device_id="0", **kw):
 
 
 def clear_memory_cache():
-    """Return the caching pool's free blocks to the driver (arrays in use are kept)."""
+    """Return the caching pools' free blocks to the driver, on every device (CuPy keeps a
+    pool per device and frees the current device's); arrays in use are kept."""
     ok, _ = status()
     if ok:
-        cp = _runtime().cupy
-        cp.get_default_memory_pool().free_all_blocks()
+        rt = _runtime()
+        cp = rt.cupy
+        pool = cp.get_default_memory_pool()
+        for index in range(rt.device_count):
+            with cp.cuda.Device(index):
+                pool.free_all_blocks()
         cp.get_default_pinned_memory_pool().free_all_blocks()
 
 
