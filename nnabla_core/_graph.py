@@ -478,6 +478,32 @@ def _backward_runner(f, pd):
 
     writes = bool(spec._backward_mutated)
 
+    def store(grads, protect, written):
+        for i, node, leaf in targets:
+            g = grads[i]
+            if g is None:
+                continue
+            key = id(node)
+            grad = node.grad
+            add = leaf or key in written
+            if direct and g.__class__ is array_type and g.dtype is F32 \
+                    and g.shape == grad.shape \
+                    and not (add and (grad.heads or grad.fill_value not in (None, 0))):
+                if owner(g) is g:       # owns its memory: shared only by being an array
+                    for a in protect:
+                        if a is g:
+                            g = fam.copy(g)
+                            break
+                elif aliases(fam, g, protect):
+                    g = fam.copy(g)
+                grad.put(f32_key, g, nbytes(g))
+            else:
+                accumulate(fam, grad, g, add, grad_dtype, protect)
+            written.add(key)
+
+    if n_out == 1 and not (writes or half or keeps) and all(r[3] is not None for r in reads):
+        return _single_output_backward(f, pd, reads, out_reads, outs[0], f32_key, store)
+
     def run(state):
         xs = [None] * n_in
         for i, node, dtype, key in reads:
@@ -517,27 +543,42 @@ def _backward_runner(f, pd):
             # the ones this pass propagates from them.
             written.update(id(node) for _, node, _ in targets)
             return
-        for i, node, leaf in targets:
-            g = grads[i]
-            if g is None:
-                continue
-            key = id(node)
+        store(grads, protect, written)
+    return run
+
+
+def _single_output_backward(f, pd, reads, out_reads, out, f32_key, store):
+    """:func:`_backward_runner`'s ``run`` for one output, inputs read in fixed dtypes, no
+    backward writes to inputs and no half storage (most functions): no loop over outputs."""
+    fam, backward, n_in = f.family, f.kernel.backward, len(f.in_nodes)
+    reads = [(i, node, key, key[1]) for i, node, _, key in reads]
+    ref, shape = out
+    reads_y = bool(out_reads)
+
+    def run(state):
+        xs = [None] * n_in
+        for i, node, key, dtype in reads:
+            head = node.data.heads.get(key)
+            xs[i] = head if head is not None else _read_data(f, node, f"input {i}", dtype)
+        node = ref()
+        ys = [None]
+        if reads_y and node is not None:
+            head = node.data.heads.get(f32_key)
+            ys[0] = head if head is not None else _read_data(f, node, "output 0")
+        written = state.written
+        if node is None:
+            dy = _execute.zeros(fam, shape)
+        elif node is state.root:
+            dy = state.seed.get(F32, fam)
+        elif id(node) in written:
             grad = node.grad
-            add = leaf or key in written
-            if direct and g.__class__ is array_type and g.dtype is F32 \
-                    and g.shape == grad.shape \
-                    and not (add and (grad.heads or grad.fill_value not in (None, 0))):
-                if owner(g) is g:       # owns its memory: shared only by being an array
-                    for a in protect:
-                        if a is g:
-                            g = fam.copy(g)
-                            break
-                elif aliases(fam, g, protect):
-                    g = fam.copy(g)
-                grad.put(f32_key, g, nbytes(g))
-            else:
-                accumulate(fam, grad, g, add, grad_dtype, protect)
-            written.add(key)
+            dy = grad.heads.get(f32_key)
+            if dy is None:
+                dy = grad.get(F32, fam)
+        else:       # the node's own shape: data-sized outputs differ from the inferred one
+            dy = _execute.zeros(fam, node.data.shape)
+        dys = [dy]
+        store(backward(xs, ys, dys, pd), dys + xs, written)
     return run
 
 

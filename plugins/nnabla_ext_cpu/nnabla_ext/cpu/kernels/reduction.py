@@ -33,6 +33,7 @@ class _Reduce(Kernel):
         self.axes = tuple(self.axes)
         self.x_shape = tuple(self.in_shapes[0])
         self.count = math.prod(self.x_shape[a] for a in self.axes)
+        self.kept = kept_shape(self.x_shape, self.axes)
 
 
 class Sum(_Reduce):
@@ -51,9 +52,12 @@ class Mean(_Reduce):
         return (self.xp.asarray(total / self.count if self.count else total * self.xp.nan),)
 
     def backward(self, xs, ys, dys, pd):
-        g = self.xp.asarray(dys[0])
+        xp = self.xp
+        g = xp.asarray(dys[0])
         g = g * (1.0 / self.count) if self.count else g
-        return [spread(self.xp, g, self.x_shape, self.axes)]
+        out = xp.empty(self.x_shape, dtype=g.dtype)     # spread(), with the kept shape known
+        out[...] = g.reshape(self.kept)
+        return [out]
 
 
 class _Extreme(_Reduce):
