@@ -4,8 +4,8 @@
 // Built for a shared machine: the calling thread starts on the work at once and the
 // workers claim chunks as they wake, so a worker the scheduler has parked costs nothing
 // (the caller takes its chunks) instead of holding up the loop until its next time slice,
-// as a fork-join team would. Workers spin briefly after a job, then sleep on a condition
-// variable. Nested calls (from a worker) and calls while another thread's job runs are
+// as a fork-join team would. Workers spin briefly after a job, yield for up to 2 ms, then
+// sleep on a condition variable. Nested calls (from a worker) and calls while another thread's job runs are
 // computed on the calling thread. A forked child gets a fresh pool (its workers start on
 // first use), as the parent's threads do not exist there.
 #pragma once
@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -122,8 +123,15 @@ class ThreadPool {
   void loop(int id, std::uint64_t seen) {
     in_worker() = true;
     for (;;) {
-      // Spin a little (back-to-back loops and GEMMs), then sleep.
+      // Spin a little, then yield for up to kYieldFor (a yielding worker stays runnable,
+      // so back-to-back GEMMs and loops find it without a wake-up on a loaded machine),
+      // then sleep.
       for (int spin = 0; spin < kSpins && generation_.load() == seen; ++spin) NBLA_CPU_RELAX();
+      if (generation_.load() == seen) {
+        const auto until = std::chrono::steady_clock::now() + kYieldFor;
+        while (generation_.load() == seen && std::chrono::steady_clock::now() < until)
+          std::this_thread::yield();
+      }
       if (generation_.load() == seen) {
         std::unique_lock<std::mutex> lock(sleep_mutex_);
         wake_.wait(lock, [&] { return generation_.load() != seen; });
@@ -136,6 +144,7 @@ class ThreadPool {
   }
 
   static constexpr int kSpins = 4000;
+  static constexpr std::chrono::microseconds kYieldFor{2000};
 
   std::atomic<int> threads_;
   std::mutex submit_;  // one job at a time
