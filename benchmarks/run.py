@@ -151,8 +151,8 @@ MEMORY_PAIRS = [("deep_cnn_dynamic_rss", "deep_cnn_static_rss", 1.10, 2),
 
 
 # Thread counts --threads sets: OpenMP (PyTorch and oneDNN read it too), OpenBLAS, MKL.
-# Our native loops keep their default (one thread; NNABLA_CPU_NUM_THREADS in the
-# environment still reaches them).
+# Our CPU plugin's pool (native loops and OpenBLAS's jobs) follows OMP_NUM_THREADS too
+# (NNABLA_CPU_NUM_THREADS in the environment overrides it).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 ENGINES = ("ours", "nnabla", "torch")
 
