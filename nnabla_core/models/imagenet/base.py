@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 
 from ...logger import logger
-from ..._variable import Variable
 from ...utils.nnp_graph import NnpNetworkPass
 from .._builder import Builder, BuiltNetwork, StopBuilding
+from .._keyed import KeyedModel
 from ..utils import get_model_home, get_model_url_base_from_env, pretrained_from_env
 
 # Where nnabla's maintainers publish the ImageNet files since August 2025 (after 1.39, which
@@ -14,7 +14,7 @@ from ..utils import get_model_home, get_model_url_base_from_env, pretrained_from
 IMAGENET_RECORD = "https://zenodo.org/records/16962677/files/"
 
 
-class ImageNetBase:
+class ImageNetBase(KeyedModel):
     """Base class of the ImageNet models.
 
     A subclass names its published file (``_published``: the stem of
@@ -75,27 +75,6 @@ class ImageNetBase:
         print(f"Loading {path_nnp}.")
         self.nnp = NnpLoader(path_nnp)
 
-    def use_up_to(self, key, callback, **variable_format_dict):
-        """Tell ``callback`` to stop at the variable of ``use_up_to`` key ``key``."""
-        callback.use_up_to(self._key_variable(key, **variable_format_dict))
-
-    def _key_variable(self, key, **variable_format_dict):
-        if key not in self._KEY_VARIABLE:
-            raise ValueError(f'The key "{key}" is not present in {type(self).__name__}. '
-                             f"Available keys are {list(self._KEY_VARIABLE.keys())}.")
-        return self._KEY_VARIABLE[key].format(**variable_format_dict)
-
-    def get_input_var(self, input_var):
-        """``input_var``, or a new ``(1,) + input_shape`` variable; checks NCHW RGB."""
-        if input_var is None:
-            input_var = Variable((1,) + self.input_shape)
-        if input_var.ndim != 4:
-            raise ValueError(f"{type(self).__name__}: input_var must be 4 dimensions. "
-                             f"Given {input_var.ndim}.")
-        if input_var.shape[1] != 3:
-            raise ValueError(f"{type(self).__name__}: input_var.shape[1] must be 3 (RGB). "
-                             f"Given {input_var.shape[1]}.")
-        return input_var
 
     def configure_global_average_pooling(self, callback, force_global_pooling,
                                          check_global_pooling, name, by_type=False):
