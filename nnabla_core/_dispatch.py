@@ -59,7 +59,7 @@ def _setup(spec, in_shapes, kw, ctx, n_outputs):
                                                 out_shapes)
             if runner is not None:
                 builder = _graph_builder(spec, args, binding, shared, plan, runner,
-                                         out_shapes[0], len(in_shapes))
+                                         out_shapes[0])
         hit = (args, out_shapes, binding, plan, shared, runner, builder)
         if key is not None:
             if len(_memo) > _MEMO_LIMIT:
@@ -138,7 +138,7 @@ def _remember(table, spec, in_shapes, kw, ctx, runner):
         pass
 
 
-def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape, n_inputs):
+def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
     """``build(in_nodes, ctx) -> Variable``: an auto-forward call of a shared one-output
     kernel (``runner``, see :func:`_execute.imperative_runner`): runs it, then adds the
     function and its output to the graph, as :func:`_build` does for every other call.
@@ -146,8 +146,6 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape, n_input
     if spec.name == "Reshape" and args.get("inplace"):
         return None
     differentiable = spec.differentiable
-    needed_in = spec.needed_inputs(n_inputs)
-    out_needed = bool(spec.needed_outputs(1))
     new_variable = Variable.__new__
 
     def build(in_nodes, ctx):
@@ -161,20 +159,11 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape, n_input
                       data=runner([None if n is None else n.data for n in in_nodes]))
         if STATE.global_recompute:
             out.recompute = True
-        f = Function(spec, args, ctx, binding, kernel, in_nodes, (out,), plan)
-        ref = weakref.ref(f)
-        for n in in_nodes:
-            if n is not None:
-                n.refs.append(ref)
-        out.parent = f
-        STATE.graph_version += 1
-        if need_grad:           # what a later backward reads (see _graph.mark_needed)
-            for i in needed_in:
-                n = in_nodes[i]
-                if n is not None:
-                    n.needed = True
-            if out_needed:
-                out.needed = True
+        outs = (out,)
+        f = Function(spec, args, ctx, binding, kernel, in_nodes, outs, plan)
+        _graph.link(f, in_nodes, outs)
+        if need_grad:
+            _graph.mark_needed(f, in_nodes, outs)
         out.auto = True
         v = new_variable(Variable)
         v._node = out
