@@ -133,6 +133,33 @@ def test_recomputed_gradients_equal_the_analytic_ones():
     np.testing.assert_allclose(x.g, want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("make_b, b_rebuilt", [
+    (F.sin, False),                          # sin's backward reads x, not sin(x)
+    (lambda v: F.mul_scalar(v, 2.0), False),  # reads nothing
+    (F.exp, True),                           # exp's backward reads exp(x)
+])
+def test_backward_recomputes_only_the_cleared_data_a_backward_step_reads(make_b, b_rebuilt):
+    """Deliberate difference (README): nnabla 1.39 also rebuilds ``b1`` for sin and
+    mul_scalar (its per-function dependency table over-declares), wasted work that gives
+    the same gradients. The no-need-grad branch ``a1`` is rebuilt by neither."""
+    rng = np.random.RandomState(1)
+    a0 = nn.Variable.from_numpy_array(rng.randn(2, 3).astype(np.float32))
+    a1 = F.sin(a0).apply(recompute=True)
+    bv = rng.randn(2, 3).astype(np.float32)
+    b0 = nn.Variable.from_numpy_array(bv, need_grad=True)
+    b1 = make_b(b0).apply(recompute=True)
+    c = F.add2(a1, b1)
+    c.forward(clear_no_need_grad=True)
+    assert a1.data.clear_called and b1.data.clear_called
+    b0.grad.zero()
+    c.backward(clear_buffer=False)
+    assert a1.data.clear_called is True
+    assert b1.data.clear_called is (not b_rebuilt)
+    x = bv.astype(np.float64)
+    want = {F.sin: np.cos(x), F.exp: np.exp(x)}.get(make_b, np.full_like(x, 2.0))
+    np.testing.assert_allclose(b0.g, want, rtol=1e-5, atol=1e-6)
+
+
 def test_recorder_is_empty_when_inactive():
     recorder.deactivate_clear_called_flag_recorder()
     _branches().forward(clear_no_need_grad=True)
