@@ -31,7 +31,8 @@ class Data:
     Example:
         >>> import numpy as np
         >>> from nnabla.experimental.framework import Data
-        >>>         >>> class Squares(Data):
+        >>> from nnabla.utils.data_iterator import data_iterator
+        >>> class Squares(Data):
         ...     class CustomDataSource(Data.CustomDataSource):
         ...         def __init__(self):
         ...             super().__init__()
@@ -70,21 +71,23 @@ class Data:
 
     def reset(self):
         """Rewind the iterator to the start of an epoch (before each epoch, or as needed)."""
-        self._iterator("reset")._reset()
+        _iterator_of(self, "reset")._reset()
 
     def next(self):
         """Return the next batch, a tuple with one array per variable of the data source."""
-        return self._iterator("next").next()
+        return _iterator_of(self, "next").next()
 
     def size(self):
         """Return the number of examples an epoch of the iterator holds."""
-        return self._iterator("size").size
+        return _iterator_of(self, "size").size
 
-    def _iterator(self, method):
-        iterator = getattr(self, "_data_iterator", None)
-        if iterator is None:
-            raise NotImplementedError(
-                f"{type(self).__name__}.{method}: this Data has no _data_iterator; keep "
-                "Data.__init__ (and define __data_iterator__), or override "
-                f"{method}() in the subclass")
-        return iterator
+
+def _iterator_of(data, method):
+    """Return ``data._data_iterator``, or say how to provide one."""
+    iterator = getattr(data, "_data_iterator", None)
+    if iterator is None:
+        raise NotImplementedError(
+            f"{type(data).__name__}.{method}: this Data has no _data_iterator; keep "
+            "Data.__init__ (and define __data_iterator__), or override "
+            f"{method}() in the subclass")
+    return iterator

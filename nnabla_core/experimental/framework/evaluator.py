@@ -40,7 +40,7 @@ class Evaluator:
         >>> batches, metric = np.arange(6.0).reshape(3, 2), {}
         >>> def reset(e): metric["sum"] = 0.0
         >>> def forward(e, vi): metric["sum"] += batches[vi].mean()
-        >>> def report(e): metric[e] = metric["sum"] / 3
+        >>> def report(e): metric[e] = float(metric["sum"]) / 3
         >>> evaluator = Evaluator(eval_data_feeder=lambda e, vi: None,
         ...                       eval_graph_forward=forward, eval_callback_on_start=reset,
         ...                       eval_callback_on_finish=[report], val_iter=3)

@@ -207,16 +207,16 @@ class Worker:
     def update_in_iteration(self, i, e):
         """Run one update through ``self._updater`` (zero_grad, forward, backward, update)."""
         if self._loopCallbackCondition(i=i, e=e):
-            self._part("_updater", "update", "update_in_iteration").update(i, e)
+            _required(self, "_updater", "update", "update_in_iteration").update(i, e)
 
     def evaluate_at_epoch_start(self, e):
         """Run ``self._evaluator`` at the start of epoch ``e``, before its updates."""
         if self._loopCallbackCondition(e=e):
-            self._part("_evaluator", "evaluate", "evaluate_at_epoch_start").evaluate(e)
+            _required(self, "_evaluator", "evaluate", "evaluate_at_epoch_start").evaluate(e)
 
     def evaluate_at_training_end(self):
         """Run ``self._evaluator`` once more after the last epoch (as epoch ``max_epoch``)."""
-        self._part("_evaluator", "evaluate", "evaluate_at_training_end").evaluate(
+        _required(self, "_evaluator", "evaluate", "evaluate_at_training_end").evaluate(
             self._max_epoch)
 
     def save_model_at_start(self):
@@ -233,7 +233,7 @@ class Worker:
     def _solver_zero_grad(self, i, e):
         """Clear the gradients of the solver's parameters."""
         if self._loopCallbackCondition(i=i, e=e):
-            self._part("_solver", "zero_grad", "_solver_zero_grad").zero_grad()
+            _required(self, "_solver", "zero_grad", "_solver_zero_grad").zero_grad()
 
     def _loss_forward_callback_on_start(self, i, e, ag):
         """Called before the loss forward; does nothing here."""
@@ -241,7 +241,7 @@ class Worker:
     def _loss_forward(self, i, e, ag):
         """Run ``self._loss`` forward (skipped when the loss is None)."""
         if self._loopCallbackCondition(i=i, e=e, ag=ag):
-            loss = self._part("_loss", "forward", "_loss_forward", none_ok=True)
+            loss = _required(self, "_loss", "forward", "_loss_forward", none_ok=True)
             if loss is not None:
                 loss.forward(clear_no_need_grad=self._clear_no_need_grad)
 
@@ -254,7 +254,7 @@ class Worker:
     def _loss_backward(self, i, e, ag):
         """Run ``self._loss`` backward (skipped when the loss is None)."""
         if self._loopCallbackCondition(i=i, e=e, ag=ag):
-            loss = self._part("_loss", "backward", "_loss_backward", none_ok=True)
+            loss = _required(self, "_loss", "backward", "_loss_backward", none_ok=True)
             if loss is not None:
                 loss.backward(clear_buffer=self._clear_buffer)
 
@@ -274,7 +274,7 @@ class Worker:
             if comm is not None:
                 grads = getattr(self, "grads", None)
                 if grads is None:
-                    grads = self._part("_updater", "grads", "_comm_all_reduce").grads
+                    grads = _required(self, "_updater", "grads", "_comm_all_reduce").grads
                 comm.all_reduce(grads, division=False, inplace=False)
 
     def _comm_all_reduce_callback_on_finish(self, i, e):
@@ -286,7 +286,7 @@ class Worker:
     def _solver_update(self, i, e):
         """Apply the solver update."""
         if self._loopCallbackCondition(i=i, e=e):
-            self._part("_solver", "update", "_solver_update").update()
+            _required(self, "_solver", "update", "_solver_update").update()
 
     def _solver_update_callback_on_finish(self, i, e):
         """Called after the solver update; does nothing here."""
@@ -305,21 +305,20 @@ class Worker:
     def _eval_callback_on_finish(self, e):
         """Called after an evaluation (report metrics here); does nothing here."""
 
-    # Checks.
 
-    def _part(self, attribute, method, caller, none_ok=False):
-        """Return ``self.<attribute>``, checking that it was set and has ``method``."""
-        name = type(self).__name__
-        value = getattr(self, attribute, None)
-        if value is None and none_ok and hasattr(self, attribute):
-            return None
-        if value is None:
-            raise RuntimeError(f"{name}.{caller}: self.{attribute} is not set; "
-                               f"{_WHERE[attribute]}")
-        if not hasattr(value, method):
-            raise TypeError(f"{name}.{caller}: self.{attribute} must have a '{method}' "
-                            f"({_EXPECTED[attribute]}); it is a {type(value).__name__}")
-        return value
+def _required(worker, attribute, method, caller, none_ok=False):
+    """Return ``worker.<attribute>``, checking that it was set and has ``method``."""
+    name = type(worker).__name__
+    value = getattr(worker, attribute, None)
+    if value is None and none_ok and hasattr(worker, attribute):
+        return None
+    if value is None:
+        raise RuntimeError(f"{name}.{caller}: self.{attribute} is not set; "
+                           f"{_WHERE[attribute]}")
+    if not hasattr(value, method):
+        raise TypeError(f"{name}.{caller}: self.{attribute} must have a '{method}' "
+                        f"({_EXPECTED[attribute]}); it is a {type(value).__name__}")
+    return value
 
 
 _WHERE = {
