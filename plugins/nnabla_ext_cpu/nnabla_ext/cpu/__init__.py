@@ -59,10 +59,11 @@ def set_num_threads(n):
         raise ValueError(f"nnabla_ext.cpu.set_num_threads: argument 'n' is {n!r}; "
                          "expected an integer >= 1")
     n = count
-    from . import _blas
+    from . import _blas, _onednn
     from .kernels import native
     native._native.set_num_threads(n)
     _blas.set_num_threads(n)
+    _onednn.set_num_threads(n)
 
 
 def get_num_threads():

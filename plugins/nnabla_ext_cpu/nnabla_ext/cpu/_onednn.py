@@ -1,0 +1,98 @@
+"""oneDNN for the CPU convolutions: finds and loads the library, then the module using it.
+
+The compiled module ``nnabla_ext.cpu._onednn_conv`` (``src/onednn_conv.cpp``) is built
+against oneDNN's headers but not linked to ``libdnnl``: this module loads
+``libdnnl.so.3`` from the ``onednn-cpu-gomp`` wheel (a dependency of the plugin on
+x86-64 Linux) with ``RTLD_GLOBAL`` first, and the module's oneDNN symbols resolve to it.
+When the library or the module is missing, or loading fails, :data:`conv` is ``None``
+and :data:`reason` says why; the convolution kernels then keep their im2col + GEMM
+path. ``NNABLA_CPU_ONEDNN=0`` turns oneDNN off before anything is loaded.
+
+:func:`enabled` and :func:`set_enabled` switch the oneDNN path at run time (kernels set
+up afterwards follow the switch).
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import importlib.metadata
+import os
+
+LIBRARY = "libdnnl.so.3"
+DISTRIBUTION = "onednn-cpu-gomp"
+
+conv = None
+reason = None
+_enabled = False
+
+
+def _library_paths():
+    """Candidate paths of ``libdnnl.so.3``: the wheel's file, then the loader's search."""
+    paths = []
+    try:
+        dist = importlib.metadata.distribution(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        dist = None
+    if dist is not None:
+        for f in dist.files or ():
+            if f.name == LIBRARY:
+                paths.append(os.path.normpath(str(dist.locate_file(f))))
+    # e.g. a venv whose RECORD is gone: <prefix>/lib of this interpreter
+    import sys
+    paths += glob.glob(os.path.join(sys.prefix, "lib", LIBRARY))
+    paths.append(LIBRARY)   # LD_LIBRARY_PATH, the system's cache
+    seen = set()
+    return [p for p in paths if not (p in seen or seen.add(p))]
+
+
+def _load():
+    global conv, reason, _enabled
+    if os.environ.get("NNABLA_CPU_ONEDNN", "1").strip().lower() in ("0", "false", "off", "no"):
+        reason = "NNABLA_CPU_ONEDNN is off"
+        return
+    errors = []
+    for path in _library_paths():
+        try:
+            ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+            break
+        except OSError as e:
+            errors.append(f"{path}: {e}")
+    else:
+        reason = ("libdnnl.so.3 not loaded (install onednn-cpu-gomp==2023.2.0): "
+                  + "; ".join(errors))
+        return
+    try:
+        from . import _onednn_conv
+    except ImportError as e:
+        reason = f"nnabla_ext.cpu._onednn_conv not importable: {e}"
+        return
+    conv = _onednn_conv
+    _enabled = True
+
+
+def enabled():
+    """Whether newly set-up convolution kernels use oneDNN."""
+    return _enabled
+
+
+def set_enabled(flag):
+    """Use oneDNN for convolutions set up from now on (``True`` needs it loaded).
+
+    Returns the previous setting. Raises ``RuntimeError`` with :data:`reason` when
+    ``flag`` is true and oneDNN is not available.
+    """
+    global _enabled
+    previous = _enabled
+    if flag and conv is None:
+        raise RuntimeError(f"nnabla_ext.cpu: oneDNN is not available ({reason})")
+    _enabled = bool(flag)
+    return previous
+
+
+def set_num_threads(n):
+    """Threads of oneDNN's OpenMP team (applied on each call's thread)."""
+    if conv is not None:
+        conv.set_num_threads(int(n))
+
+
+_load()

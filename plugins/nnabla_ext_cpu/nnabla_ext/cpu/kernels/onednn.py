@@ -1,0 +1,140 @@
+"""Convolutions and deconvolutions through oneDNN (:mod:`nnabla_ext.cpu._onednn`).
+
+Each kernel asks, at setup, for the oneDNN plan of its geometry (cached by the compiled
+module, see ``src/onednn_conv.cpp``) and runs its three passes on it: a convolution's
+forward, data gradient and weight (+ bias) gradient are oneDNN's convolution forward,
+backward-data and backward-weights; a deconvolution is the same convolution the other way
+round (its forward is the backward data, its data gradient the forward, its weight
+gradient the backward weights with the roles of the maps exchanged). oneDNN runs the
+whole pass on its OpenMP team (sized by ``nnabla_ext.cpu.set_num_threads``), where the
+im2col path alternated C++ loops and BLAS calls.
+
+A kernel keeps the im2col + GEMM path of its base class (:mod:`.native`) when oneDNN is
+off or missing (``NNABLA_CPU_ONEDNN=0``, :func:`nnabla_ext.cpu._onednn.set_enabled`),
+when oneDNN refuses the geometry (more than three spatial axes, say), for an empty batch,
+and for arrays other than float32. Results are the same sums in another order: they
+agree with the im2col path to float32 rounding (tests/functions/test_onednn_conv.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _onednn
+from . import native
+from ._columns import add_bias, bias_grad
+
+
+def _f32(*arrays):
+    """Whether every given array is float32 (None entries are ignored)."""
+    return all(a is None or a.dtype == np.float32 for a in arrays)
+
+
+def _c(a):
+    return np.ascontiguousarray(a)
+
+
+class _OneDNN:
+    """Mixin: the oneDNN plan of ``self.geo`` (the convolution seen from the image side).
+
+    ``geo.channels`` are the image's channels: a convolution's input, a deconvolution's
+    output; ``grid_channels`` those of the maps on the output grid.
+    """
+
+    def setup(self):
+        super().setup()
+        self.plan = None
+        g = self.geo
+        if not _onednn.enabled() or g.batch == 0 or not 1 <= len(g.kernel) <= 3:
+            return
+        try:
+            self.plan = _onednn.conv.plan(
+                g.batch, g.channels, self.grid_channels, g.groups, list(g.in_shape),
+                list(g.out_shape), list(g.kernel), list(g.pad), list(g.stride),
+                list(g.dilation), g.channel_last, g.channel_last)
+        except ValueError:   # a geometry oneDNN does not take: keep im2col + GEMM
+            self.plan = None
+
+
+class _ConvolutionPasses(_OneDNN):
+    """y = conv(x, w) + b on oneDNN; the image is x."""
+
+    def forward(self, xs):
+        b = xs[2] if self.has_bias() else None
+        if self.plan is None or not _f32(xs[0], xs[1], b):
+            return super().forward(xs)
+        y = self.plan.forward(_c(xs[0]), _c(xs[1]), None if b is None else _c(b))
+        return (y.reshape(self.out_shapes[0]),)
+
+    def backward(self, xs, ys, dys, propagate_down):
+        x, w, dy = xs[0], xs[1], dys[0]
+        if self.plan is None or not _f32(x, w, dy):
+            return super().backward(xs, ys, dys, propagate_down)
+        grads = [None] * len(xs)
+        dy = _c(dy)
+        if propagate_down[0]:
+            grads[0] = self.plan.backward_data(dy, _c(w)).reshape(self.in_shapes[0])
+        want_bias = self.has_bias() and propagate_down[2]
+        if propagate_down[1]:
+            result = self.plan.backward_weights(dy, _c(x), want_bias)
+            if want_bias:
+                grads[1], grads[2] = result[0].reshape(self.in_shapes[1]), result[1]
+            else:
+                grads[1] = result.reshape(self.in_shapes[1])
+        elif want_bias:
+            grads[2] = bias_grad(dy, self.channel_axis)
+        if want_bias:
+            grads[2] = grads[2].reshape(self.in_shapes[2])
+        return grads
+
+
+class _DeconvolutionPasses(_OneDNN):
+    """y = conv^T(x, w) + b: oneDNN's convolution backward data; the image is y."""
+
+    def forward(self, xs):
+        b = xs[2] if self.has_bias() else None
+        if self.plan is None or not _f32(xs[0], xs[1], b):
+            return super().forward(xs)
+        y = self.plan.backward_data(_c(xs[0]), _c(xs[1])).reshape(self.out_shapes[0])
+        return (add_bias(np, y, b, self.channel_axis) if b is not None else y,)
+
+    def backward(self, xs, ys, dys, propagate_down):
+        x, w, dy = xs[0], xs[1], dys[0]
+        if self.plan is None or not _f32(x, w, dy):
+            return super().backward(xs, ys, dys, propagate_down)
+        grads = [None] * len(xs)
+        dy = _c(dy)
+        if propagate_down[0]:
+            grads[0] = self.plan.forward(dy, _c(w)).reshape(self.in_shapes[0])
+        if propagate_down[1]:
+            grads[1] = self.plan.backward_weights(_c(x), dy, False).reshape(self.in_shapes[1])
+        if self.has_bias() and propagate_down[2]:
+            grads[2] = bias_grad(dy, self.channel_axis).reshape(self.in_shapes[2])
+        return grads
+
+
+class Convolution(_ConvolutionPasses, native.Convolution):
+    pass
+
+
+class DepthwiseConvolution(_ConvolutionPasses, native.DepthwiseConvolution):
+    """One group per input channel: weights (C * m, *K) are oneDNN's (C, m, 1, *K)."""
+
+
+class Deconvolution(_DeconvolutionPasses, native.Deconvolution):
+    pass
+
+
+class DepthwiseDeconvolution(_DeconvolutionPasses, native.DepthwiseDeconvolution):
+    """One group per output channel (``divisor`` inputs each)."""
+
+
+KERNELS = {
+    "Convolution": Convolution,
+    "Deconvolution": Deconvolution,
+    "DepthwiseConvolution": DepthwiseConvolution,
+    "DepthwiseDeconvolution": DepthwiseDeconvolution,
+}
+
+# oneDNN's team starts at the native loops' thread count (nnabla_ext.cpu.set_num_threads
+# keeps the two equal afterwards).
+_onednn.set_num_threads(native._native.num_threads())

@@ -1,0 +1,483 @@
+// Convolutions through oneDNN (the `_onednn_conv` module of nnabla_ext.cpu).
+//
+// One plan per convolution geometry: the forward, backward-data and backward-weights
+// primitives of oneDNN, built on first use, with the reorders between nnabla's plain
+// layouts (channel-first or channel-last maps; weights (OC, IC/G, *K) or (OC, *K, IC/G))
+// and the blocked layouts oneDNN picks for speed. A deconvolution is the same plan seen
+// the other way round (its forward is the convolution's backward data, and so on), so
+// the Python side needs only these three passes. Plans are kept in a small LRU cache
+// keyed by the geometry, so a graph re-created every iteration (dynamic mode) does not
+// re-create primitives either.
+//
+// This module is built without linking libdnnl: its oneDNN symbols are resolved when
+// it is imported, from the libdnnl.so.3 that nnabla_ext/cpu/_onednn.py has loaded
+// with RTLD_GLOBAL (the onednn-cpu-gomp wheel's). If that library is missing the import
+// fails and the kernels keep their im2col + GEMM path.
+//
+// Threads: oneDNN (GNU OpenMP build) takes omp_get_max_threads() of the calling thread;
+// every call first applies the count set by set_num_threads (nnabla_ext.cpu's), so
+// oneDNN's team follows the plugin's thread setting.
+#include <dlfcn.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace py = pybind11;
+using dims_t = dnnl::memory::dims;
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+namespace {
+
+using Floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+// ------------------------------------------------------------------ threads
+std::atomic<int> g_threads{1};
+
+using OmpSetNumThreads = void (*)(int);
+
+OmpSetNumThreads omp_setter() {
+  static const OmpSetNumThreads fn = [] {
+    void *sym = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    if (!sym) {
+      void *handle = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+      if (handle) sym = dlsym(handle, "omp_set_num_threads");
+    }
+    return reinterpret_cast<OmpSetNumThreads>(sym);
+  }();
+  return fn;
+}
+
+// The OpenMP thread count is per calling thread: apply ours when it changed.
+void apply_threads() {
+  static thread_local int applied = 0;
+  const int want = g_threads.load(std::memory_order_relaxed);
+  if (want != applied) {
+    if (OmpSetNumThreads fn = omp_setter()) fn(want);
+    applied = want;
+  }
+}
+
+dnnl::engine &engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// ------------------------------------------------------------------ layouts
+// Strides of a dense array whose dims (in oneDNN's logical order) are stored in the
+// order `order` (outermost first).
+dims_t strides_for(const dims_t &dims, const std::vector<int> &order) {
+  dims_t strides(dims.size());
+  int64_t step = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    strides[*it] = step;
+    step *= dims[*it];
+  }
+  return strides;
+}
+
+int64_t product(const dims_t &d) {
+  int64_t p = 1;
+  for (auto v : d) p *= v;
+  return p;
+}
+
+struct Geometry {
+  int64_t batch, in_channels, out_channels, groups;
+  dims_t in, out, kernel, pad, stride, dilation;
+  bool channel_last;
+  bool weight_channel_last;  // weights (OC, *K, IC/G) instead of (OC, IC/G, *K)
+};
+
+// A oneDNN memory over a user buffer, or over a buffer of the primitive's layout that
+// the user's data is reordered into (or out of).
+struct Operand {
+  dnnl::memory::desc user, prim;
+  dnnl::reorder to_prim, to_user;  // empty when user == prim
+  bool same = true;
+
+  Operand() = default;
+  Operand(const dnnl::memory::desc &u, const dnnl::memory::desc &p, bool input, bool output)
+      : user(u), prim(p), same(u == p) {
+    if (same) return;
+    auto &e = engine();
+    if (input) to_prim = dnnl::reorder(dnnl::reorder::primitive_desc(e, user, e, prim));
+    if (output) to_user = dnnl::reorder(dnnl::reorder::primitive_desc(e, prim, e, user));
+  }
+};
+
+class Plan {
+ public:
+  explicit Plan(const Geometry &g) : g_(g) {
+    const int n = static_cast<int>(g.in.size());
+    // maps: dims (N, C, *S); stored (N, C, *S) or (N, *S, C)
+    std::vector<int> map_order(n + 2);
+    map_order[0] = 0;
+    if (g.channel_last) {
+      for (int i = 0; i < n; ++i) map_order[1 + i] = 2 + i;
+      map_order[n + 1] = 1;
+    } else {
+      for (int i = 0; i < n + 1; ++i) map_order[1 + i] = 1 + i;
+    }
+    dims_t src_dims{g.batch, g.in_channels}, dst_dims{g.batch, g.out_channels};
+    src_dims.insert(src_dims.end(), g.in.begin(), g.in.end());
+    dst_dims.insert(dst_dims.end(), g.out.begin(), g.out.end());
+    src_user_ = dnnl::memory::desc(src_dims, dt::f32, strides_for(src_dims, map_order));
+    dst_user_ = dnnl::memory::desc(dst_dims, dt::f32, strides_for(dst_dims, map_order));
+
+    // weights: dims (G, OC/G, IC/G, *K) (no G axis when G == 1); nnabla stores
+    // (OC, IC/G, *K) or (OC, *K, IC/G): the same order with G outermost.
+    const bool grouped = g.groups > 1;
+    dims_t w_dims;
+    if (grouped) w_dims.push_back(g.groups);
+    w_dims.push_back(g.out_channels / g.groups);
+    w_dims.push_back(g.in_channels / g.groups);
+    w_dims.insert(w_dims.end(), g.kernel.begin(), g.kernel.end());
+    const int lead = grouped ? 1 : 0;  // index of OC/G
+    std::vector<int> w_order;
+    for (int i = 0; i <= lead; ++i) w_order.push_back(i);
+    if (g.weight_channel_last) {
+      for (int i = 0; i < n; ++i) w_order.push_back(lead + 2 + i);
+      w_order.push_back(lead + 1);
+    } else {
+      for (int i = 0; i < n + 1; ++i) w_order.push_back(lead + 1 + i);
+    }
+    w_user_ = dnnl::memory::desc(w_dims, dt::f32, strides_for(w_dims, w_order));
+    b_user_ = dnnl::memory::desc({g.out_channels}, dt::f32, tag::a);
+
+    // oneDNN's padding on the far side makes its output-size formula give ours
+    // (nnabla: out = (in + 2 pad - dilation (k - 1) - 1) / stride + 1, floored).
+    pad_r_ = g.pad;
+    for (int i = 0; i < n; ++i) {
+      const int64_t ext = g.dilation[i] * (g.kernel[i] - 1) + 1;
+      pad_r_[i] = (g.out[i] - 1) * g.stride[i] + ext - g.in[i] - g.pad[i];
+      if (pad_r_[i] < 0 || pad_r_[i] > g.pad[i]) pad_r_[i] = g.pad[i];
+      dil_.push_back(g.dilation[i] - 1);
+    }
+    // The forward descriptor (a hint for both backward passes) is made now, so a
+    // geometry oneDNN cannot take fails here, where the caller falls back.
+    fwd_pd_ = make_forward(false);
+  }
+
+  // y = conv(x, w) (+ b). x, w contiguous float32 in the user layouts.
+  py::array_t<float> forward(Floats x, Floats w, const py::object &bias) {
+    check(x, src_user_, "x");
+    check(w, w_user_, "w");
+    Floats b;
+    const bool with_bias = !bias.is_none();
+    if (with_bias) {
+      b = Floats::ensure(bias);
+      if (!b) throw py::error_already_set();
+      check(b, b_user_, "b");
+    }
+    py::array_t<float> y(product(dst_user_.get_dims()));
+    const float *px = x.data(), *pw = w.data(), *pb = with_bias ? b.data() : nullptr;
+    float *py_ = y.mutable_data();
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      apply_threads();
+      auto &f = forward_parts(with_bias);
+      dnnl::stream s(engine());
+      auto src = input(f.src, px, s);
+      auto wei = input(f.wei, pw, s);
+      dnnl::memory dst_user(dst_user_, engine(), py_);
+      dnnl::memory dst = f.dst.same ? dst_user : dnnl::memory(f.dst.prim, engine());
+      std::unordered_map<int, dnnl::memory> args{
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+      if (with_bias)
+        args[DNNL_ARG_BIAS] = dnnl::memory(b_user_, engine(), const_cast<float *>(pb));
+      f.prim.execute(s, args);
+      if (!f.dst.same) f.dst.to_user.execute(s, dst, dst_user);
+      s.wait();
+    }
+    return y;
+  }
+
+  // dx = conv^T(dy, w).
+  py::array_t<float> backward_data(Floats dy, Floats w) {
+    check(dy, dst_user_, "dy");
+    check(w, w_user_, "w");
+    py::array_t<float> dx(product(src_user_.get_dims()));
+    const float *pd = dy.data(), *pw = w.data();
+    float *px = dx.mutable_data();
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      apply_threads();
+      auto &b = data_parts();
+      dnnl::stream s(engine());
+      auto ddst = input(b.ddst, pd, s);
+      auto wei = input(b.wei, pw, s);
+      dnnl::memory dsrc_user(src_user_, engine(), px);
+      dnnl::memory dsrc = b.dsrc.same ? dsrc_user : dnnl::memory(b.dsrc.prim, engine());
+      b.prim.execute(s, {{DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_WEIGHTS, wei},
+                         {DNNL_ARG_DIFF_SRC, dsrc}});
+      if (!b.dsrc.same) b.dsrc.to_user.execute(s, dsrc, dsrc_user);
+      s.wait();
+    }
+    return dx;
+  }
+
+  // dw (and db = sum of dy per channel, when with_bias) from dy and x.
+  py::object backward_weights(Floats dy, Floats x, bool with_bias) {
+    check(dy, dst_user_, "dy");
+    check(x, src_user_, "x");
+    py::array_t<float> dw(product(w_user_.get_dims()));
+    py::array_t<float> db(with_bias ? g_.out_channels : 0);
+    const float *pd = dy.data(), *px = x.data();
+    float *pw = dw.mutable_data(), *pb = db.mutable_data();
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      apply_threads();
+      auto &b = weight_parts(with_bias);
+      dnnl::stream s(engine());
+      auto ddst = input(b.ddst, pd, s);
+      auto src = input(b.src, px, s);
+      dnnl::memory dw_user(w_user_, engine(), pw);
+      dnnl::memory dwei = b.dwei.same ? dw_user : dnnl::memory(b.dwei.prim, engine());
+      std::unordered_map<int, dnnl::memory> args{
+          {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
+      if (with_bias) args[DNNL_ARG_DIFF_BIAS] = dnnl::memory(b_user_, engine(), pb);
+      b.prim.execute(s, args);
+      if (!b.dwei.same) b.dwei.to_user.execute(s, dwei, dw_user);
+      s.wait();
+    }
+    if (with_bias) return py::make_tuple(dw, db);
+    return std::move(dw);
+  }
+
+  std::string implementations() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::string(fwd_pd_.impl_info_str());
+  }
+
+ private:
+  struct Forward {
+    dnnl::convolution_forward prim;
+    Operand src, wei, dst;
+  };
+  struct BackwardData {
+    dnnl::convolution_backward_data prim;
+    Operand ddst, wei, dsrc;
+  };
+  struct BackwardWeights {
+    dnnl::convolution_backward_weights prim;
+    Operand ddst, src, dwei;
+  };
+
+  static dnnl::memory::desc any(const dnnl::memory::desc &d) {
+    return dnnl::memory::desc(d.get_dims(), dt::f32, tag::any);
+  }
+
+  dnnl::convolution_forward::primitive_desc make_forward(bool with_bias) {
+    auto src = any(src_user_), wei = any(w_user_), dst = any(dst_user_);
+    if (with_bias)
+      return {engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+              src, wei, b_user_, dst, g_.stride, dil_, g_.pad, pad_r_};
+    return {engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+            src, wei, dst, g_.stride, dil_, g_.pad, pad_r_};
+  }
+
+  Forward &forward_parts(bool with_bias) {
+    auto &slot = forward_[with_bias];
+    if (!slot) {
+      auto pd = with_bias ? make_forward(true) : fwd_pd_;
+      slot.reset(new Forward{dnnl::convolution_forward(pd),
+                             Operand(src_user_, pd.src_desc(), true, false),
+                             Operand(w_user_, pd.weights_desc(), true, false),
+                             Operand(dst_user_, pd.dst_desc(), false, true)});
+    }
+    return *slot;
+  }
+
+  BackwardData &data_parts() {
+    if (!data_) {
+      dnnl::convolution_backward_data::primitive_desc pd(
+          engine(), dnnl::algorithm::convolution_direct, any(src_user_), any(w_user_),
+          any(dst_user_), g_.stride, dil_, g_.pad, pad_r_, fwd_pd_);
+      data_.reset(new BackwardData{dnnl::convolution_backward_data(pd),
+                                   Operand(dst_user_, pd.diff_dst_desc(), true, false),
+                                   Operand(w_user_, pd.weights_desc(), true, false),
+                                   Operand(src_user_, pd.diff_src_desc(), false, true)});
+    }
+    return *data_;
+  }
+
+  BackwardWeights &weight_parts(bool with_bias) {
+    auto &slot = weights_[with_bias];
+    if (!slot) {
+      using PD = dnnl::convolution_backward_weights::primitive_desc;
+      PD pd = with_bias
+                  ? PD(engine(), dnnl::algorithm::convolution_direct, any(src_user_),
+                       any(w_user_), b_user_, any(dst_user_), g_.stride, dil_, g_.pad, pad_r_,
+                       fwd_pd_)
+                  : PD(engine(), dnnl::algorithm::convolution_direct, any(src_user_),
+                       any(w_user_), any(dst_user_), g_.stride, dil_, g_.pad, pad_r_, fwd_pd_);
+      slot.reset(new BackwardWeights{dnnl::convolution_backward_weights(pd),
+                                     Operand(dst_user_, pd.diff_dst_desc(), true, false),
+                                     Operand(src_user_, pd.src_desc(), true, false),
+                                     Operand(w_user_, pd.diff_weights_desc(), false, true)});
+    }
+    return *slot;
+  }
+
+  // The memory the primitive reads for a user input (reordered when layouts differ).
+  static dnnl::memory input(const Operand &op, const float *data, dnnl::stream &s) {
+    dnnl::memory user(op.user, engine(), const_cast<float *>(data));
+    if (op.same) return user;
+    dnnl::memory prim(op.prim, engine());
+    op.to_prim.execute(s, user, prim);
+    return prim;
+  }
+
+  static void check(const Floats &a, const dnnl::memory::desc &d, const char *what) {
+    const int64_t want = product(d.get_dims());
+    if (a.size() != want)
+      throw py::value_error(std::string("nnabla_ext.cpu._onednn_conv: ") + what + " has " +
+                            std::to_string(a.size()) + " elements; expected " +
+                            std::to_string(want));
+  }
+
+  Geometry g_;
+  dims_t pad_r_, dil_;
+  dnnl::memory::desc src_user_, dst_user_, w_user_, b_user_;
+  dnnl::convolution_forward::primitive_desc fwd_pd_;
+  std::unique_ptr<Forward> forward_[2];
+  std::unique_ptr<BackwardData> data_;
+  std::unique_ptr<BackwardWeights> weights_[2];
+  std::mutex mutex_;
+};
+
+// ------------------------------------------------------------------ plan cache
+class PlanCache {
+ public:
+  std::shared_ptr<Plan> get(const Geometry &g) {
+    std::vector<int64_t> key{g.batch, g.in_channels, g.out_channels, g.groups,
+                             g.channel_last, g.weight_channel_last,
+                             static_cast<int64_t>(g.in.size())};
+    for (const dims_t *d : {&g.in, &g.out, &g.kernel, &g.pad, &g.stride, &g.dilation})
+      key.insert(key.end(), d->begin(), d->end());
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      order_.splice(order_.begin(), order_, it->second);
+      ++hits_;
+      return it->second->second;
+    }
+    ++misses_;
+    auto plan = std::make_shared<Plan>(g);
+    order_.emplace_front(key, plan);
+    index_[key] = order_.begin();
+    trim();
+    return plan;
+  }
+
+  void set_capacity(size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    capacity_ = n;
+    trim();
+  }
+
+  py::dict stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    py::dict d;
+    d["size"] = order_.size();
+    d["capacity"] = capacity_;
+    d["hits"] = hits_;
+    d["misses"] = misses_;
+    return d;
+  }
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    order_.clear();
+    index_.clear();
+  }
+
+ private:
+  void trim() {
+    while (order_.size() > capacity_) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+  }
+
+  using Entry = std::pair<std::vector<int64_t>, std::shared_ptr<Plan>>;
+  std::list<Entry> order_;
+  std::map<std::vector<int64_t>, std::list<Entry>::iterator> index_;
+  size_t capacity_ = 128;
+  uint64_t hits_ = 0, misses_ = 0;
+  std::mutex mutex_;
+};
+
+PlanCache &cache() {
+  static PlanCache *c = new PlanCache();  // never destroyed: plans may outlive exit order
+  return *c;
+}
+
+std::shared_ptr<Plan> plan(int64_t batch, int64_t in_channels, int64_t out_channels,
+                           int64_t groups, dims_t in, dims_t out, dims_t kernel, dims_t pad,
+                           dims_t stride, dims_t dilation, bool channel_last,
+                           bool weight_channel_last) {
+  const size_t n = in.size();
+  if (n < 1 || n > 3 || out.size() != n || kernel.size() != n || pad.size() != n ||
+      stride.size() != n || dilation.size() != n)
+    throw py::value_error("nnabla_ext.cpu._onednn_conv.plan: 1 to 3 spatial axes, all of one rank");
+  if (groups < 1 || in_channels % groups || out_channels % groups)
+    throw py::value_error("nnabla_ext.cpu._onednn_conv.plan: groups must divide both channel counts");
+  Geometry g{batch, in_channels, out_channels, groups, in, out, kernel, pad, stride, dilation,
+             channel_last, weight_channel_last};
+  try {
+    return cache().get(g);
+  } catch (const dnnl::error &e) {
+    throw py::value_error(std::string("nnabla_ext.cpu._onednn_conv.plan: oneDNN refused: ") +
+                          e.what());
+  }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_onednn_conv, m) {
+  using namespace pybind11::literals;
+  m.doc() = "Convolutions through oneDNN for nnabla_ext.cpu";
+  m.attr("ABI_VERSION") = 1;
+  py::register_exception<dnnl::error>(m, "OneDNNError", PyExc_RuntimeError);
+  py::class_<Plan, std::shared_ptr<Plan>>(m, "Plan")
+      .def("forward", &Plan::forward, "x"_a, "w"_a, "b"_a = py::none(),
+           "y = conv(x, w) (+ b), flat.")
+      .def("backward_data", &Plan::backward_data, "dy"_a, "w"_a,
+           "dx, the gradient of the convolution's input, flat.")
+      .def("backward_weights", &Plan::backward_weights, "dy"_a, "x"_a, "with_bias"_a,
+           "dw (flat), or (dw, db) with_bias.")
+      .def("implementation", &Plan::implementations,
+           "oneDNN's implementation name of the forward primitive.");
+  m.def("plan", &plan, "batch"_a, "in_channels"_a, "out_channels"_a, "groups"_a,
+        "in_shape"_a, "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a, "dilation"_a,
+        "channel_last"_a, "weight_channel_last"_a,
+        "The (cached) plan of a convolution; ValueError when oneDNN cannot take it.");
+  m.def("set_num_threads", [](int n) { g_threads.store(n < 1 ? 1 : n); }, "n"_a,
+        "Threads of oneDNN's OpenMP team for the next calls.");
+  m.def("num_threads", [] { return g_threads.load(); });
+  m.def("set_cache_capacity", [](size_t n) { cache().set_capacity(n); }, "n"_a,
+        "Plans the LRU cache keeps.");
+  m.def("cache_stats", [] { return cache().stats(); }, "size, capacity, hits, misses.");
+  m.def("clear_cache", [] { cache().clear(); });
+  m.def("version", [] {
+    const dnnl_version_t *v = dnnl_version();
+    return py::make_tuple(v->major, v->minor, v->patch);
+  });
+}
