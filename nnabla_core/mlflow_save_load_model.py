@@ -238,7 +238,7 @@ def _write_model_dir(path, source, mlflow_model, file_lists, config_file, conda_
                         code=code_subpath, conda_env=_CONDA_ENV_FILE_NAME,
                         python_env=_PYTHON_ENV_FILE_NAME)
     if signature is None and input_example is not None:
-        signature = _infer_signature(path, input_example)
+        signature = _infer_signature(path, artifacts.get(_NNP_FILES_KEY), input_example)
     if signature:  # False: no signature
         mlflow_model.signature = signature
     if input_example is not None:
@@ -267,11 +267,13 @@ def _write_environment(path, conda_env, pip_requirements, extra_pip_requirements
     _PythonEnv.current().to_yaml(os.path.join(path, _PYTHON_ENV_FILE_NAME))
 
 
-def _infer_signature(path, input_example):
+def _infer_signature(path, nnp_entries, input_example):
     """Signature from an input example, with the outputs when the model has a network."""
-    wrapper = _NnablaModelWrapper(path)
-    if not wrapper.nnp_files:
+    if not nnp_entries:
         return infer_signature(input_example)
+    wrapper = _NnablaModelWrapper(
+        _parameter_file("", os.path.join(path, _MODEL_DATA_SUBPATH)),
+        [os.path.join(path, *entry["path"].split("/")) for entry in nnp_entries])
     return infer_signature(input_example, wrapper.predict(input_example))
 
 
@@ -384,26 +386,26 @@ def _load_pyfunc(path):
     Returns:
         _NnablaModelWrapper
     """
-    return _NnablaModelWrapper(os.path.dirname(os.path.abspath(path)))
+    model_dir = os.path.dirname(os.path.abspath(path))
+    conf = _get_flavor_configuration(model_path=model_dir, flavor_name=FLAVOR_NAME)
+    nnabla_model = _parameter_file("nnabla.mlflow_save_load_model",
+                                   os.path.join(model_dir, conf["model_data"]))
+    nnp_files = [os.path.join(model_dir, *entry["path"].split("/"))
+                 for entry in conf.get(_NNP_FILES_KEY) or []]
+    return _NnablaModelWrapper(nnabla_model, nnp_files)
 
 
 class _NnablaModelWrapper:
     """The ``python_function`` model: runs the model's first ``.nnp`` network.
 
     Args:
-        model_dir (str): a local MLflow model directory of the ``nnabla`` flavour.
-
-    Attributes:
         nnabla_model (str): path of the parameter file.
         nnp_files (list of str): paths of the ``.nnp`` files (may be empty).
     """
 
-    def __init__(self, model_dir):
-        conf = _get_flavor_configuration(model_path=model_dir, flavor_name=FLAVOR_NAME)
-        self.nnabla_model = _parameter_file("nnabla.mlflow_save_load_model",
-                                            os.path.join(model_dir, conf["model_data"]))
-        self.nnp_files = [os.path.join(model_dir, *entry["path"].split("/"))
-                          for entry in conf.get(_NNP_FILES_KEY) or []]
+    def __init__(self, nnabla_model, nnp_files=()):
+        self.nnabla_model = nnabla_model
+        self.nnp_files = list(nnp_files)
         self._runtime = None
         self._networks = {}  # batch size -> (input variables, output variables)
 
