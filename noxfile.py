@@ -24,7 +24,9 @@ TEST_DEPS = ["pytest>=7.4", "scipy>=1.10", "scikit-learn>=1.2", "grpcio-tools",
              # image_utils' other backends: tests/utils compares every combination
              "pypng>=0.20220715", "opencv-python-headless>=4.5",
              # nnabla.experimental.tb_graph_writer
-             "tensorboardX>=2.5"]
+             "tensorboardX>=2.5",
+             # nnabla.autolog and nnabla.mlflow_save_load_model (the 'mlflow' extra)
+             "mlflow>=2.15"]
 
 
 def _install(session, *extra):
