@@ -44,7 +44,8 @@ class SyncedArray:
 
     is_window = False       # a SyncedArrayView (a window on another array's memory)
     __slots__ = ("shape", "dtype", "heads", "fill_value", "modification_count",
-                 "clear_called", "nbytes_held", "narrowed", "typed", "sharers", "__weakref__")
+                 "clear_called", "nbytes_held", "narrowed", "typed", "sharers", "provisional",
+                 "__weakref__")
 
     def __init__(self, shape=(), dtype=F32):
         self.shape = tuple(shape)
@@ -57,6 +58,7 @@ class SyncedArray:
         self.narrowed = None        # weak references to NdArray.narrow windows of it
         self.typed = False          # materialised once (NdArray.dtype is known)
         self.sharers = None         # weak references to other nodes holding it
+        self.provisional = None     # its head when only windows' fills made it (untyped)
 
     def __del__(self):
         if self.nbytes_held:
@@ -298,12 +300,22 @@ class SyncedArrayView(SyncedArray):
         self.root.dtype = self._check_dtype(value)
 
     def _check_dtype(self, dtype):
-        """``dtype`` as a numpy dtype; a narrowed window keeps its root's."""
+        """``dtype`` as a numpy dtype; a narrowed window keeps its root's once the root has
+        a type (before, as in nnabla, the first cast decides it)."""
         dtype = np.dtype(dtype)
-        if dtype != self.root.dtype and self.narrowed_family:
+        root = self.root
+        if dtype != root.dtype and self.narrowed_family and root.has_type() \
+                and not self._provisional():
             raise RuntimeError(f"a narrowed array cannot be cast to {dtype}: it shares the "
                                f"memory of an array of {self.root.dtype}")
         return dtype
+
+    def _provisional(self):
+        """Whether the root's only head is the one windows' fills made (nnabla keeps such
+        fills lazy, so the root has no type yet and a cast may still choose it)."""
+        head = self.root.provisional
+        heads = self.root.heads
+        return head is not None and len(heads) == 1 and next(iter(heads.values())) is head
 
     def _window(self, family, head):
         total = int(np.prod(head.shape, dtype=np.int64))
@@ -337,6 +349,7 @@ class SyncedArrayView(SyncedArray):
         if not getattr(getattr(head, "flags", None), "c_contiguous", True):
             head = family.copy(head)
             root.set(head, family)
+        root.provisional = None         # a write through a window gives the root its type
         self.zeroing = False
         return self._window(family, head)
 
@@ -344,7 +357,8 @@ class SyncedArrayView(SyncedArray):
         return self.offset == 0 and self.size == int(np.prod(self.root.shape, dtype=np.int64))
 
     def _write(self, family, arr):
-        """Write ``arr`` (of ``family``) through the window, in the root's dtype."""
+        """Write ``arr`` (of ``family``) through the window, in the root's dtype (which a
+        root without a type yet takes from ``arr``)."""
         root = self.root
         if self._whole():       # no element assignment: any family works
             if arr.dtype != root.dtype:
@@ -352,7 +366,7 @@ class SyncedArrayView(SyncedArray):
             root.set(family.reshape(arr, root.shape), family)
             self.zeroing = False
             return
-        self.cast(root.dtype, family)[...] = arr
+        self.cast(arr.dtype, family)[...] = arr     # put/assign checked the type
 
     def put(self, key, arr, nbytes):
         self._check_dtype(arr.dtype)        # a whole-array window converts to its type
@@ -373,7 +387,11 @@ class SyncedArrayView(SyncedArray):
         if self._whole():
             self.root.fill(value)
         else:
+            # written now, but (as nnabla's lazy fill of a window) without typing the root
+            untyped = not self.root.has_type() or self._provisional()
             self.cast(self.root.dtype, self._family())[...] = value
+            if untyped:
+                self.root.provisional = next(iter(self.root.heads.values()))
         self.zeroing = value == 0
 
     def zero(self):
