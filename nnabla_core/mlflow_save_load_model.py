@@ -63,9 +63,10 @@ try:
     )
     from mlflow.utils.requirements_utils import _get_pinned_requirement
 except ImportError as error:  # mlflow is an optional extra
-    raise ImportError(
+    # a missing package stays a ModuleNotFoundError naming it (error.name), as Python's own
+    raise type(error)(
         "nnabla.mlflow_save_load_model needs MLflow: pip install 'nnabla[mlflow]' "
-        f"(or pip install mlflow); import failed: {error}") from error
+        f"(or pip install mlflow); import failed: {error}", name=error.name) from error
 
 import nnabla as nn
 

@@ -28,8 +28,9 @@ needs_mlflow = pytest.mark.skipif(
 def test_import_without_mlflow_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "mlflow", None)  # None: import mlflow raises
     monkeypatch.delitem(sys.modules, "nnabla.mlflow_save_load_model", raising=False)
-    with pytest.raises(ImportError, match=r"nnabla\[mlflow\]"):
+    with pytest.raises(ModuleNotFoundError, match=r"nnabla\[mlflow\]") as raised:
         importlib.import_module("nnabla.mlflow_save_load_model")
+    assert raised.value.name == "mlflow"
 
 
 @pytest.fixture
