@@ -19,6 +19,13 @@ class FunctionArgumentError(ValueError, RuntimeError):
     """
 
 
+class MissingInputsError(FunctionArgumentError, AssertionError):
+    """A variadic function (concatenate, stack, add_n, sink, ...) called without inputs.
+
+    Also an ``AssertionError``, which is what nnabla raises for it.
+    """
+
+
 class _Required:
     """Marker for an argument without a default."""
 
@@ -147,6 +154,10 @@ class FunctionSpec:
     def value_error(self, arg, expected, given, why=""):
         msg = f"{self.api_name}: argument '{arg}' is {given!r}; expected {expected}"
         return FunctionArgumentError(msg + (f": {why}" if why else ""))
+
+    def missing_inputs_error(self, arg):
+        return MissingInputsError(f"{self.api_name}: argument '{arg}' has no variables; "
+                                  f"expected at least one input")
 
     def type_error(self, arg, expected, given):
         return TypeError(f"{self.api_name}: argument '{arg}' is of type "

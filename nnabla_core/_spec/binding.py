@@ -40,7 +40,10 @@ def infer(spec, in_shapes, args, n_outputs=-1):
 
     Raises:
         TypeError: a required input is missing (None).
+        MissingInputsError: a variadic function (concatenate, sink, ...) got no input.
     """
+    if not in_shapes and spec.inputs and spec.inputs[0].variadic:
+        raise spec.missing_inputs_error(spec.inputs[0].name)
     if None in in_shapes:
         _check_present(spec, in_shapes)
     if spec.resolve_args is not None:
