@@ -32,9 +32,6 @@ import os
 import posixpath
 import shutil
 import tempfile
-from collections import OrderedDict
-
-import numpy as np
 
 try:
     import mlflow
@@ -69,6 +66,12 @@ except ImportError as error:  # mlflow is an optional extra
         f"(or pip install mlflow); import failed: {error}", name=error.name) from error
 
 import nnabla as nn
+
+from ._mlflow_pyfunc import _NnablaModelWrapper
+from ._mlflow_runs import get_runid_by_name, unique_run_name
+
+__all__ = ["FLAVOR_NAME", "get_default_conda_env", "get_default_pip_requirements",
+           "get_runid_by_name", "load_model", "log_model", "save_model", "unique_run_name"]
 
 FLAVOR_NAME = "nnabla"
 _EXTRA_FILES_KEY = "extra_files"
@@ -200,17 +203,19 @@ def _save(where, source, path, mlflow_model, nnp, checkpoint, config_file, extra
         config_file = _check_file(where, "config_file", config_file)
         _check_config_name(where, os.path.basename(config_file))
     path = os.path.abspath(path)
-    _validate_and_prepare_target_save_path(path)
+    existed = os.path.isdir(path)
+    _validate_and_prepare_target_save_path(path)  # refuses a non-empty folder; creates it
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=os.path.dirname(path))
     try:
         _write_model_dir(tmp, source, mlflow_model, file_lists, config_file, conda_env,
                          code_paths, signature, input_example, pip_requirements,
                          extra_pip_requirements, metadata)
-        if os.path.isdir(path):
-            os.rmdir(path)  # empty (checked above)
+        os.rmdir(path)  # empty: the complete directory replaces it in one rename
         os.rename(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        if not existed and os.path.isdir(path) and not os.listdir(path):
+            os.rmdir(path)
         raise
 
 
@@ -394,209 +399,3 @@ def _load_pyfunc(path):
     nnp_files = [os.path.join(model_dir, *entry["path"].split("/"))
                  for entry in conf.get(_NNP_FILES_KEY) or []]
     return _NnablaModelWrapper(nnabla_model, nnp_files)
-
-
-class _NnablaModelWrapper:
-    """The ``python_function`` model: runs the model's first ``.nnp`` network.
-
-    Args:
-        nnabla_model (str): path of the parameter file.
-        nnp_files (list of str): paths of the ``.nnp`` files (may be empty).
-    """
-
-    def __init__(self, nnabla_model, nnp_files=()):
-        self.nnabla_model = nnabla_model
-        self.nnp_files = list(nnp_files)
-        self._runtime = None
-        self._networks = {}  # batch size -> (input variables, output variables)
-
-    def predict(self, data, params=None):
-        """Runs the network on ``data`` (axis 0 is the batch).
-
-        Args:
-            data: a dict input name -> array, or (for a network with one input) an array,
-                a list or a pandas DataFrame (its rows, reshaped to the input's shape);
-                ``None`` predicts nothing and returns ``None`` (as nnabla 1.39 does).
-            params: not supported (``None`` or empty).
-
-        Returns:
-            numpy.ndarray for a network with one output, else a dict name -> array.
-
-        Raises:
-            ValueError: for missing or unknown inputs, inconsistent batch sizes or shapes,
-                params, or a model saved without ``.nnp`` files.
-        """
-        where = "nnabla.mlflow_save_load_model predict"
-        if params:
-            raise ValueError(f"{where}: argument 'params' is not supported; given {params!r}")
-        if data is None:
-            return None
-        if not self.nnp_files:
-            raise ValueError(f"{where}: the model was saved without a network; "
-                             f"log it with nnp=['<network>.nnp'] to predict")
-        input_names, output_names = self._runtime_network()
-        arrays, from_frame = _input_arrays(where, data, input_names)
-        batch_sizes = {name: a.shape[0] for name, a in arrays.items()}
-        if len(set(batch_sizes.values())) != 1:
-            raise ValueError(f"{where}: the inputs have different batch sizes (axis 0): "
-                             f"{batch_sizes}")
-        inputs, outputs = self._network(next(iter(batch_sizes.values())), input_names,
-                                        output_names)
-        for name, array in arrays.items():
-            inputs[name].d = _fit_shape(where, name, array, inputs[name].shape, from_frame)
-        nn.forward_all([outputs[name] for name in output_names], clear_no_need_grad=True)
-        results = {name: np.array(outputs[name].d) for name in output_names}
-        return results[output_names[0]] if len(results) == 1 else results
-
-    def _runtime_network(self):
-        """(input names, output names) of the network predict runs."""
-        if self._runtime is None:
-            from .utils.nnp_graph import NnpLoader
-            loader = NnpLoader(self.nnp_files[0])
-            if loader.proto.executor:
-                executor = loader.proto.executor[0]
-                name = executor.network_name
-                inputs = [v.variable_name for v in executor.data_variable]
-                outputs = [v.variable_name for v in executor.output_variable]
-            else:
-                name = loader.get_network_names()[0]
-                inputs = outputs = None  # the network's own
-            self._runtime = (loader, name, inputs, outputs)
-        loader, name, inputs, outputs = self._runtime
-        if inputs is None:
-            inputs, outputs = self._network(None, None, None)
-            self._runtime = (loader, name, list(inputs), list(outputs))
-        return self._runtime[2], self._runtime[3]
-
-    def _network(self, batch_size, input_names, output_names):
-        """(inputs, outputs) variables by name of the network built at ``batch_size``."""
-        if batch_size not in self._networks:
-            loader, name = self._runtime[:2]
-            # a scope of its own: predicting does not touch the caller's parameters
-            with nn.parameter_scope("", OrderedDict()):
-                network = loader.get_network(name, batch_size=batch_size)
-            names_in = input_names or list(network.inputs)
-            names_out = output_names or list(network.outputs)
-            self._networks[batch_size] = ({n: network.variables[n] for n in names_in},
-                                          {n: network.variables[n] for n in names_out})
-        return self._networks[batch_size]
-
-
-def _input_arrays(where, data, input_names):
-    """(name -> array, whether data was a DataFrame) from predict's ``data``."""
-    frame = type(data).__name__ == "DataFrame" and hasattr(data, "to_numpy")
-    if frame and set(data.columns) == set(input_names):
-        data = {name: np.stack(list(data[name].to_numpy())) for name in input_names}
-    if isinstance(data, dict):
-        missing = [n for n in input_names if n not in data]
-        unknown = [n for n in data if n not in input_names]
-        if missing or unknown:
-            raise ValueError(f"{where}: argument 'data' must have the inputs {input_names}; "
-                             f"missing {missing}, unknown {unknown}")
-        arrays = {n: np.asarray(data[n]) for n in input_names}
-    elif len(input_names) != 1:
-        raise ValueError(f"{where}: the network has inputs {input_names}: give 'data' as a "
-                         f"dict name -> array; given {type(data).__name__}")
-    else:
-        arrays = {input_names[0]: np.asarray(data.to_numpy() if frame else data)}
-    for name, array in arrays.items():
-        if array.ndim == 0 or array.dtype.kind not in "biuf":
-            raise ValueError(f"{where}: input {name!r} must be a numeric array with a batch "
-                             f"axis; given dtype {array.dtype}, shape {array.shape}")
-    return arrays, frame
-
-
-def _fit_shape(where, name, array, shape, from_frame):
-    if array.shape != tuple(shape):
-        if from_frame and array.size == int(np.prod(shape)):
-            return array.reshape(shape)  # a DataFrame row holds one flattened sample
-        raise ValueError(f"{where}: input {name!r} has shape {array.shape}; expected "
-                         f"{tuple(shape)} (batch, {tuple(shape[1:])})")
-    return array
-
-
-def _unique_name(name, taken):
-    if name not in taken:
-        return name
-    index = 1
-    while f"{name}-{index}" in taken:
-        index += 1
-    return f"{name}-{index}"
-
-
-def _runs_named(client, experiment_id, run_name):
-    """Runs of the experiment named ``run_name``, the newest first."""
-    runs, token = [], None
-    while True:
-        page = client.search_runs([experiment_id], order_by=["attributes.start_time DESC"],
-                                  page_token=token)
-        runs += [r for r in page if r.data.tags.get("mlflow.runName") == run_name]
-        token = page.token
-        if not token:
-            return runs
-
-
-def _run_names(client, experiment_id):
-    names, token = set(), None
-    while True:
-        page = client.search_runs([experiment_id], page_token=token)
-        names.update(r.data.tags.get("mlflow.runName") for r in page)
-        token = page.token
-        if not token:
-            return names
-
-
-_original_start_run = None
-
-
-def unique_run_name():
-    """Makes ``mlflow.start_run(run_name=...)`` add ``-1``, ``-2``, ... to a name taken.
-
-    For the rest of the process (calling it again changes nothing), a new run whose name
-    another run of its experiment has is renamed to the first free ``<name>-<n>``.
-    """
-    global _original_start_run
-    if _original_start_run is not None and mlflow.start_run is not _original_start_run:
-        return
-    original = _original_start_run = mlflow.start_run
-
-    def start_run(run_id=None, experiment_id=None, run_name=None, *args, **kwargs):
-        if run_name is not None and run_id is None:
-            from mlflow.tracking.fluent import _get_experiment_id
-            client = mlflow.MlflowClient()
-            taken = _run_names(client, experiment_id or _get_experiment_id())
-            new_name = _unique_name(run_name, taken)
-            if new_name != run_name:
-                _logger.info("run name %r is taken; using %r", run_name, new_name)
-            run_name = new_name
-        return original(run_id, experiment_id, run_name, *args, **kwargs)
-
-    start_run.__doc__ = original.__doc__
-    mlflow.start_run = start_run
-
-
-def get_runid_by_name(run_name, experiment_name=None):
-    """The id of the newest run named ``run_name``.
-
-    Args:
-        run_name (str): the run's name.
-        experiment_name (str, optional): its experiment (default: the current one).
-
-    Returns:
-        str or None: the run id, or None if no run has that name.
-
-    Raises:
-        ValueError: if no experiment is named ``experiment_name``.
-    """
-    from mlflow.tracking.fluent import _get_experiment_id
-    client = mlflow.MlflowClient()
-    if experiment_name is None:
-        experiment_id = _get_experiment_id()
-    else:
-        experiment = client.get_experiment_by_name(experiment_name)
-        if experiment is None:
-            raise ValueError("nnabla.mlflow_save_load_model.get_runid_by_name: no experiment "
-                             f"named {experiment_name!r} (argument 'experiment_name')")
-        experiment_id = experiment.experiment_id
-    runs = _runs_named(client, experiment_id, run_name)
-    return runs[0].info.run_id if runs else None

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import nnabla as nn
+import nnabla.functions as F
 import nnabla.parametric_functions as PF
+from nnabla._mlflow_pyfunc import _NnablaModelWrapper
 from nnabla.utils.save import save
 
 try:
@@ -184,6 +186,27 @@ def test_pyfunc_predict_names_bad_inputs(flavor, files, tracking):
         without_network.predict(np.zeros((2, 3), np.float32))
 
 
+def test_network_without_executor_predicts_every_output_by_name(files, tmp_path):
+    # no executor: the network's outputs are its leaves; the pyfunc model needs no MLflow
+    with nn.parameter_scope("", {}):
+        x = nn.Variable((4, 3))
+        y = PF.affine(x, 2, name="fc")
+        nn.get_parameters()["fc/affine/W"].d = files["weight"]
+        nn.get_parameters()["fc/affine/b"].d = files["bias"]
+        save(str(tmp_path / "two.nnp"), {"networks": [
+            {"name": "net", "batch_size": 4, "outputs": {"y": y, "r": F.relu(x)},
+             "names": {"x": x}}]})
+    model = _NnablaModelWrapper(str(files["folder"] / "params.h5"), [str(tmp_path / "two.nnp")])
+    x = np.random.RandomState(1).randn(3, 3).astype(np.float32)
+    predicted = model.predict({"x": x})
+    assert sorted(predicted) == ["r", "y"]
+    np.testing.assert_allclose(predicted["y"], x @ files["weight"] + files["bias"],
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(predicted["r"], np.maximum(x, 0))
+    with pytest.raises(ValueError, match="argument 'params' is not supported"):
+        model.predict(x, params={"batch_size": 2})
+
+
 @needs_mlflow
 def test_input_example_gives_the_signature_with_outputs(flavor, files, tmp_path):
     folder = files["folder"]
@@ -193,6 +216,15 @@ def test_input_example_gives_the_signature_with_outputs(flavor, files, tmp_path)
     signature = mlflow.models.Model.load(str(tmp_path / "saved" / "MLmodel")).signature
     assert signature.inputs.inputs[0].shape == (-1, 3)
     assert signature.outputs.inputs[0].shape == (-1, 2)
+
+
+@needs_mlflow
+def test_a_failed_save_leaves_no_directory(flavor, files, tmp_path):
+    folder = files["folder"]
+    with pytest.raises(ValueError, match=r"input 'x' has shape \(2, 4\)"):
+        flavor.save_model(str(folder / "params.h5"), str(tmp_path / "saved"),
+                          nnp=[str(folder / "net.nnp")], input_example=np.ones((2, 4)))
+    assert sorted(os.listdir(tmp_path)) == ["model"]
 
 
 @needs_mlflow
@@ -231,3 +263,6 @@ def test_runs_are_found_by_name_and_names_made_unique(flavor, tracking):
         with mlflow.start_run(run_name="train") as run:
             names.append(run.info.run_name)
     assert names == ["train-1", "train-2"]
+    with mlflow.start_run(run_name="it's") as quoted:  # cannot be quoted in a filter
+        pass
+    assert flavor.get_runid_by_name("it's") == quoted.info.run_id
