@@ -126,5 +126,6 @@ def _fit_shape(where, name, array, shape, from_frame):
         if from_frame and array.size == int(np.prod(shape)):
             return array.reshape(shape)  # a DataFrame row holds one flattened sample
         raise ValueError(f"{where}: input {name!r} has shape {array.shape}; expected "
-                         f"{tuple(shape)} (batch, {tuple(shape[1:])})")
+                         f"{tuple(shape)}: the batch (axis 0), then the network's "
+                         f"{tuple(shape[1:])}")
     return array

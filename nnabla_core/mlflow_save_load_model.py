@@ -27,7 +27,6 @@ Example:
 """
 from __future__ import annotations
 
-import logging
 import os
 import posixpath
 import shutil
@@ -82,8 +81,6 @@ _MODEL_DATA_SUBPATH = "model"
 _LOADER_MODULE = "nnabla.mlflow_save_load_model"
 # what load_model(..., model=...) can return
 _LOAD_CHOICES = (None, "model", "MLmodel", "nnp", "checkpoint")
-
-_logger = logging.getLogger(__name__)
 
 
 def get_default_pip_requirements():
