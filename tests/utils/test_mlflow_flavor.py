@@ -15,6 +15,8 @@ import nnabla.parametric_functions as PF
 from nnabla._mlflow_pyfunc import _NnablaModelWrapper
 from nnabla.utils.save import save
 
+# no usage reports from MLflow (the tests run offline); set before MLflow is imported
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 try:
     import mlflow
 except ImportError:
