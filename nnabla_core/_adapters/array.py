@@ -106,13 +106,29 @@ def sort(x, axis=-1, reverse=False, with_index=False, only_index=False):
                          only_index=only_index)
 
 
-def _as_index_array(like, indices):
-    """``indices`` as a Variable or NdArray (matching ``like``) of integers."""
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _as_index_array(like, indices, api):
+    """``indices`` as a Variable or NdArray (matching ``like``) of integers.
+
+    Raises:
+        TypeError: ``indices`` holds something other than integers (or integral floats).
+    """
     if isinstance(indices, (Variable, NdArray)):
         return indices
-    indices = np.asarray(indices)
-    if indices.dtype.kind not in "iu":
-        indices = indices.astype(np.int64)
+    try:
+        array = np.asarray(indices)
+    except ValueError:          # ragged nesting
+        array = np.asarray(None)
+    if array.dtype.kind not in "iub":
+        if array.dtype.kind != "f" or not np.all(np.mod(array, 1) == 0):
+            raise TypeError(f"{api}: argument 'indices' is {_short(indices)}; expected a "
+                            "Variable, an NdArray or an array-like of integers")
+        array = array.astype(np.int64)
+    indices = array
     if isinstance(like, NdArray):
         return NdArray.from_numpy_array(indices)
     return Variable.from_numpy_array(indices)
@@ -130,7 +146,7 @@ def gather_nd(data, indices):
     >>> F.gather_nd(a, [[1, 0], [2, -1]]).data.tolist()
     [5.0, 2.0]
     """
-    return call_function("GatherNd", data, _as_index_array(data, indices))
+    return call_function("GatherNd", data, _as_index_array(data, indices, "F.gather_nd"))
 
 
 def scatter_nd(data, indices, shape=None, out=None, add=False):
@@ -149,13 +165,14 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
                         "expected nnabla.Variable or nnabla.NdArray")
     if isinstance(shape, np.ndarray):
         shape = shape.tolist()
-    return call_function("ScatterNd", data, _as_index_array(data, indices), out,
+    return call_function("ScatterNd", data, _as_index_array(data, indices, "F.scatter_nd"), out,
                          shape=None if out is not None else shape, add=add)
 
 
 def scatter_add(x0, indices, x1, axis=None):
     """Adds ``x1`` into a copy of ``x0`` at ``indices`` along ``axis`` (default 0)."""
-    return call_function("ScatterAdd", x0, _as_index_array(x0, indices), x1, axis=axis)
+    return call_function("ScatterAdd", x0, _as_index_array(x0, indices, "F.scatter_add"), x1,
+                         axis=axis)
 
 
 def meshgrid(*x, ij_indexing=False):
@@ -258,7 +275,7 @@ def getitem(x, key):
     shape = tuple(x.shape)
     indices = _advanced_indices(key, shape)
     if indices is not None:
-        return call_function("GatherNd", x, _as_index_array(x, indices))
+        return call_function("GatherNd", x, _as_index_array(x, indices, "__getitem__"))
     start, stop, step, out_shape = _basic_plan(_expand_ellipsis(key, len(shape)), shape)
     y = call_function("Slice", x, start=start, stop=stop, step=step)
     if tuple(y.shape) != out_shape:

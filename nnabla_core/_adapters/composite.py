@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 
 import numpy as np
 
@@ -191,7 +192,8 @@ def dot(a, b, out=None):
     """``numpy.dot`` for nnabla arrays: inner product, matrix product, or a sum product over
     the last axis of ``a`` and the second-to-last of ``b``.
 
-    If either argument is not a Variable/NdArray, ``numpy.dot`` is applied to both.
+    If neither argument is a Variable/NdArray, ``numpy.dot`` is applied to both; with one of
+    them, the other must be a scalar (the product scales the array).
 
     Args:
         a (~nnabla.Variable, ~nnabla.NdArray or scalar): Left operand.
@@ -203,6 +205,7 @@ def dot(a, b, out=None):
         ~nnabla.Variable or ~nnabla.NdArray: The product, or None when ``out`` is given.
 
     Raises:
+        TypeError: one operand is an nnabla array and the other neither one nor a scalar.
         ValueError: ``out`` differs from the result in type, shape or dtype.
 
     Example:
@@ -215,7 +218,12 @@ def dot(a, b, out=None):
     a_is_array, b_is_array = _host_data(a)[1], _host_data(b)[1]
     if a_is_array and b_is_array:
         result = _dot_arrays(a, b)
-    elif (a_is_array or b_is_array) and np.ndim(b if a_is_array else a) == 0:
+    elif a_is_array or b_is_array:
+        name, other = ("b", b) if a_is_array else ("a", a)
+        if not isinstance(other, numbers.Number):
+            raise TypeError(f"F.dot: argument '{name}' is of type {type(other).__name__}; "
+                            "expected a Variable, an NdArray or a scalar (the other operand "
+                            "is an nnabla array)")
         result = a * b     # what numpy.dot gives nnabla, which treats our arrays as scalars
     else:
         result = np.dot(a, b)

@@ -6,6 +6,7 @@ result to ``(N, C_y, C_x, H_o, W_o)``.
 from __future__ import annotations
 
 from nnabla._dispatch import call_function
+from nnabla._spec.args import adapter_args
 
 __all__ = ["patch_correlation"]
 
@@ -44,6 +45,8 @@ def patch_correlation(x1, x2, patch=(1, 1), shift=(0, 0), patch_step=(1, 1),
     >>> F.patch_correlation(x, x, patch=(3, 4)).data.tolist()
     [[[[[24.0]]]]]
     """
+    adapter_args("patch_correlation", patch=patch, shift=shift, patch_step=patch_step,
+                 shift_step=shift_step, padding=padding)
     if not len(x1.shape) == len(x2.shape) == 4:
         raise ValueError(f"F.patch_correlation: arguments 'x1', 'x2' have shapes "
                          f"{tuple(x1.shape)}, {tuple(x2.shape)}; expected 4 dimensions")

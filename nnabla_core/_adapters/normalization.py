@@ -9,18 +9,16 @@ import numbers
 
 import numpy as np
 
+from nnabla._adapters import axes_list as _list
 from nnabla._dispatch import call_function
 from nnabla._nd_array import NdArray
+from nnabla._spec.args import adapter_args, check_value
 from nnabla._variable import Variable
 
 __all__ = ["batch_normalization", "fused_batch_normalization", "layer_normalization",
            "instance_normalization", "group_normalization", "tensor_normalization",
            "weight_standardization", "norm_normalization", "mean_subtraction",
            "clip_by_value", "clip_by_norm", "clip_grad_by_norm"]
-
-
-def _list(axes):
-    return list(axes) if hasattr(axes, "__iter__") else [axes]
 
 
 def _n_outputs(output_stat):
@@ -107,7 +105,7 @@ def fused_batch_normalization(x, beta, gamma, mean, variance, z=None, axes=[1], 
     """
     api = "F.fused_batch_normalization"
     _check_running(api, mean, variance, batch_stat)
-    axes = _list(axes)
+    axes = adapter_args("fused_batch_normalization", axes=_list(axes))
     shape = tuple(s if i in [a % len(x.shape) for a in axes] else 1
                   for i, s in enumerate(x.shape))
     beta = _constant(x, shape, 0.0) if beta is None else beta
@@ -181,7 +179,8 @@ def weight_standardization(w, channel_axis=0, eps=1e-05, output_stat=False):
 def norm_normalization(x, p=None, axes=None, eps=1e-12):
     """``y = x / (sum_{axes} |x|^p + eps)^(1/p)``; p None means 2, axes None every axis."""
     axes = list(range(len(x.shape))) if axes is None else _list(axes)
-    return call_function("NormNormalization", x, p=2.0 if p is None else p, axes=axes, eps=eps)
+    p = 2.0 if p is None else check_value("F.norm_normalization", "p", "float", p)
+    return call_function("NormNormalization", x, p=p, axes=axes, eps=eps)
 
 
 def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
@@ -222,7 +221,11 @@ def clip_by_norm(x, clip_norm, axis=None):
     Raises:
         ValueError: if a scalar ``clip_norm`` is not positive.
     """
-    axes = list(range(len(x.shape))) if axis is None else _list(axis)
+    api = "F.clip_by_norm"
+    if not isinstance(clip_norm, (Variable, NdArray)):
+        clip_norm = check_value(api, "clip_norm", "float", clip_norm)
+    axes = check_value(api, "axis", "ints", range(len(x.shape)) if axis is None else
+                       _list(axis))
     sq = call_function("PowScalar", x, val=2.0)
     norm = call_function("PowScalar", call_function("Sum", sq, axes=axes, keep_dims=True),
                          val=0.5)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from nnabla._adapters.normalization import _check_running, _constant, _list
 from nnabla._dispatch import call_function
+from nnabla._spec.args import adapter_args
 
 __all__ = ["spectral_norm", "sync_batch_normalization"]
 
@@ -53,7 +54,7 @@ def sync_batch_normalization(x, beta, gamma, mean, variance, comm, group='world'
     """
     api = "F.sync_batch_normalization"
     _check_running(api, mean, variance, batch_stat)
-    axes = _list(axes)
+    axes = adapter_args("sync_batch_normalization", axes=_list(axes))
     shape = tuple(s if i in [a % len(x.shape) for a in axes] else 1
                   for i, s in enumerate(x.shape))
     beta = _constant(x, shape, 0.0) if beta is None else beta

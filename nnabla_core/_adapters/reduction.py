@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import warnings
 
+from nnabla._adapters import axes_list
 from nnabla._dispatch import call_function
+from nnabla._spec.args import adapter_args
 
 __all__ = ["sum", "mean", "max", "min", "prod", "norm", "reduce"]
 
@@ -16,9 +18,7 @@ def _axes(x, axis):
     """``axis`` as the function type's ``axes``: None means every axis."""
     if axis is None:
         return list(range(len(x.shape)))
-    if hasattr(axis, "__iter__"):
-        return list(axis)
-    return [axis]
+    return axes_list(axis)
 
 
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - nnabla's name
@@ -53,6 +53,8 @@ def mean(x, axis=None, keepdims=False):
 
 def _extreme(type_name, x, axis, keepdims, with_index, only_index):
     axes = _axes(x, axis)
+    with_index, only_index = adapter_args(type_name.lower(), with_index=with_index,
+                                          only_index=only_index)
     if only_index:
         # The engine fixes output dtypes by position, so asking for both outputs is
         # how the index keeps its uint64 dtype; only the index is returned.

@@ -11,6 +11,8 @@ import numbers
 
 import numpy as np
 
+from .base import Arg, FunctionSpec
+
 
 def _int(spec, name, v):
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
@@ -87,6 +89,35 @@ def coerce(spec, arg, value):
     if arg.choices and value not in arg.choices:
         raise spec.value_error(arg.name, f"one of {list(arg.choices)}", value)
     return value
+
+
+class Api:
+    """A public function outside the spec table (``F.clip_by_norm``): raises the argument
+    errors of a :class:`~nnabla._spec.base.FunctionSpec` under its own name."""
+
+    def __init__(self, api_name):
+        self.api_name = api_name
+
+    shape_error = FunctionSpec.shape_error
+    value_error = FunctionSpec.value_error
+    type_error = FunctionSpec.type_error
+
+
+def check_value(api, name, kind, value):
+    """``value`` coerced to ``kind`` (``'int'``, ``'ints?'``, ...) for a function outside the
+    spec table, raising as the spec's checks do; ``api`` is its public name (``'F.dot'``)."""
+    return coerce(Api(api), Arg(name, kind), value)
+
+
+def adapter_args(snake, **values):
+    """The arguments an ``F`` adapter reads itself (axes it turns into shapes, flags it
+    branches on) coerced by ``F.<snake>``'s spec, in the order given: a mistake raises
+    before the adapter trips over it, as it would in the function's own call."""
+    from . import BY_SNAKE
+    spec = BY_SNAKE[snake]
+    args = {a.name: a for a in spec.args}
+    out = [coerce(spec, args[name], value) for name, value in values.items()]
+    return out[0] if len(out) == 1 else out
 
 
 def check_axis(spec, name, axis, ndim, allow_end=False):

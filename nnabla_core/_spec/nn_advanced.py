@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from .args import check_positive
+from .args import check_nonnegative, check_positive
 from .base import ALL_INPUTS, Arg, FunctionSpec, Input, Needs, Output
 from .neural_network import convolution, pooling, resolve_conv, resolve_pool
 
@@ -25,6 +25,7 @@ NONLINEARITIES = ("identity", "relu", "sigmoid", "tanh", "leaky_relu", "elu", "r
 
 def fused_pad_width(spec, n, pad):
     """``pad`` as F.pad's (before, after) pairs for the ``n`` spatial axes."""
+    check_nonnegative(spec, "pad", pad)
     if len(pad) == n:
         return tuple(p for p in pad for _ in range(2))
     if len(pad) == 2 * n:
