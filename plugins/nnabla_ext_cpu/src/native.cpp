@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "activation.h"
+#include "bindings_rnn_norm.h"
 #include "blas_threads.h"
 #include "cached_allocator.h"
 #include "depthwise.h"
@@ -406,6 +407,7 @@ py::array_t<T> depthwise(int which, In<T> a, In<T> b, idx_t batch, idx_t channel
 template <typename T>
 void bind_all(py::module_ &m) {
   using namespace pybind11::literals;
+  nbla_native::bind_rnn_norm<T>(m);
   m.def("depthwise", &depthwise<T>, "which"_a, "a"_a, "b"_a, "batch"_a, "channels"_a,
         "multiplier"_a, "in_shape"_a, "out_shape"_a, "kernel"_a, "pad"_a, "stride"_a,
         "dilation"_a,

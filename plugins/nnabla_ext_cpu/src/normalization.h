@@ -7,6 +7,7 @@
 // across OpenMP threads; sums are accumulated in double and rounded once.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 
 #include "geometry.h"
@@ -83,6 +84,126 @@ void channel_affine(const T *x, const T *mean, const T *a, const T *b, const T *
       for (idx_t i = 0; i < inner; ++i) out[i] = (r[i] - m) * ac + bc + g[i] * pc;
     } else {
       for (idx_t i = 0; i < inner; ++i) out[i] = (r[i] - m) * ac + bc;
+    }
+  });
+}
+
+// Layer normalization of x viewed as (rows, features): statistics per row, an optional
+// scale gamma and shift beta per feature (nnabla's layer_normalization with leading batch
+// axes). Row sums run in eight double accumulators (the same split on any thread count,
+// so results do not depend on it); rows are independent and split across the pool.
+namespace detail {
+
+// sum over i < n of f(i), in double, eight interleaved partial sums then a fixed tree.
+template <typename F>
+inline double row_sum(idx_t n, F f) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  idx_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += f(i + k);
+  for (int k = 0; i < n; ++i, ++k) acc[k] += f(i);
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+inline bool rows_parallel(idx_t rows, idx_t features) {
+  return rows > 1 && rows * features > kParallelWork;
+}
+
+}  // namespace detail
+
+// y = (x - mean) inv_std gamma + beta per row (gamma, beta may be null), with the row's
+// mean, biased variance and inv_std = 1 / sqrt(var + eps).
+template <typename T>
+void row_norm_forward(const T *x, const T *gamma, const T *beta, T *y, T *mean, T *var,
+                      T *inv_std, idx_t rows, idx_t features, T eps) {
+  parallel_for(rows, detail::rows_parallel(rows, features), [&](idx_t r) {
+    const T *xr = x + r * features;
+    T *yr = y + r * features;
+    const double n = double(features);
+    const T m = features ? T(detail::row_sum(features, [&](idx_t i) { return double(xr[i]); }) / n)
+                         : T(0);
+    const double sq = detail::row_sum(features, [&](idx_t i) {
+      const double d = double(xr[i] - m);
+      return d * d;
+    });
+    const T v = features ? T(sq / n) : T(0);
+    const T inv = T(1) / std::sqrt(v + eps);
+    mean[r] = m;
+    var[r] = v;
+    inv_std[r] = inv;
+    if (gamma && beta) {
+      for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv * gamma[i] + beta[i];
+    } else if (gamma) {
+      for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv * gamma[i];
+    } else if (beta) {
+      for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv + beta[i];
+    } else {
+      for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv;
+    }
+  });
+}
+
+// dx of row_norm_forward: with g = dy gamma, n = features, xc = x - mean,
+// dx = g inv + xc (-inv^3 sum(g xc) / n + 2 dvar / n) + (-inv sum(g) / n + dmean / n);
+// dmean, dvar (per row) are the gradients of the statistics outputs, or null.
+template <typename T>
+void row_norm_backward_x(const T *x, const T *dy, const T *mean, const T *inv_std,
+                         const T *gamma, const T *dmean, const T *dvar, T *dx, idx_t rows,
+                         idx_t features) {
+  parallel_for(rows, detail::rows_parallel(rows, features), [&](idx_t r) {
+    const idx_t at = r * features;
+    const T *xr = x + at, *gr = dy + at;
+    T *out = dx + at;
+    const T m = mean[r], inv = inv_std[r];
+    double s_g, s_gxc;
+    if (gamma) {
+      s_g = detail::row_sum(features, [&](idx_t i) { return double(gr[i] * gamma[i]); });
+      s_gxc = detail::row_sum(features, [&](idx_t i) {
+        return double(gr[i] * gamma[i]) * double(xr[i] - m);
+      });
+    } else {
+      s_g = detail::row_sum(features, [&](idx_t i) { return double(gr[i]); });
+      s_gxc = detail::row_sum(features,
+                              [&](idx_t i) { return double(gr[i]) * double(xr[i] - m); });
+    }
+    const T n = T(features ? features : 1);
+    T coef = -inv * inv * inv * T(s_gxc) / n;
+    T cst = -inv * T(s_g) / n;
+    if (dvar) coef += T(2) * dvar[r] / n;
+    if (dmean) cst += dmean[r] / n;
+    if (gamma) {
+      for (idx_t i = 0; i < features; ++i)
+        out[i] = gr[i] * gamma[i] * inv + (xr[i] - m) * coef + cst;
+    } else {
+      for (idx_t i = 0; i < features; ++i) out[i] = gr[i] * inv + (xr[i] - m) * coef + cst;
+    }
+  });
+}
+
+// d beta[i] = sum over rows of dy, d gamma[i] = sum over rows of dy (x - mean) inv_std
+// (either output may be null). Columns are split across the pool in blocks; each sum runs
+// over the rows in order, in double.
+template <typename T>
+void row_norm_param_grads(const T *x, const T *dy, const T *mean, const T *inv_std, T *dbeta,
+                          T *dgamma, idx_t rows, idx_t features) {
+  constexpr idx_t kBlock = 256;
+  const idx_t blocks = (features + kBlock - 1) / kBlock;
+  parallel_for(blocks, blocks > 1 && rows * features > kParallelWork, [&](idx_t blk) {
+    const idx_t j0 = blk * kBlock, w = std::min(kBlock, features - j0);
+    double sb[kBlock], sg[kBlock];
+    for (idx_t j = 0; j < w; ++j) sb[j] = sg[j] = 0.0;
+    for (idx_t r = 0; r < rows; ++r) {
+      const T *xr = x + r * features + j0, *gr = dy + r * features + j0;
+      const T m = mean[r];
+      const double inv = double(inv_std[r]);
+      for (idx_t j = 0; j < w; ++j) {
+        sb[j] += double(gr[j]);
+        sg[j] += double(gr[j]) * (double(xr[j] - m) * inv);
+      }
+    }
+    for (idx_t j = 0; j < w; ++j) {
+      if (dbeta) dbeta[j0 + j] = T(sb[j]);
+      if (dgamma) dgamma[j0 + j] = T(sg[j]);
     }
   });
 }

@@ -44,8 +44,8 @@ def _native_overrides():
         from . import native
     except ImportError:   # the compiled module is missing: stay on the generic kernels
         return {}
-    from . import onednn  # convolutions on oneDNN; each falls back to native's when it is off
-    return {**native.KERNELS, **onednn.KERNELS}
+    from . import native_recurrent, onednn  # onednn: convolutions; each falls back to native's
+    return {**native.KERNELS, **native_recurrent.KERNELS, **onednn.KERNELS}
 
 
 CPU_KERNELS = {**GENERIC, **_native_overrides()}
