@@ -343,8 +343,60 @@ class BatchNormalization(_NativeStandardize, normalization.BatchNormalization):
         return (y.reshape(self.x_shape),)
 
 
+def _flat(a):
+    return None if a is None else a.reshape(-1)
+
+
 class LayerNormalization(_NativeStandardize, normalization.LayerNormalization):
-    pass
+    """Per-feature ``γ``, ``β`` (nnabla's parameters: x's shape with the batch axes 1)
+    take two C++ passes per row each way when the batch axes lead (x viewed as (rows,
+    features)): statistics then ``y``; sums then ``dx``, and the parameter gradients as
+    column sums. Statistics-shaped or absent parameters take the per-statistic path of
+    ``_NativeStandardize``; other layouts and dtypes, the generic code."""
+
+    def setup(self):
+        super().setup()
+        lead = len(self.keep)
+        self.rows = None
+        if not self.fast and self.keep == tuple(range(lead)):
+            self.rows = (math.prod(self.x_shape[:lead]), math.prod(self.x_shape[lead:]))
+
+    def _rows_ok(self, x, *others):
+        return self.rows is not None and x.dtype in NATIVE_DTYPES and all(
+            a is None or a.dtype == x.dtype for a in others)
+
+    def forward(self, xs):
+        x = xs[0]
+        beta, gamma = self.params(xs)
+        if not self._rows_ok(x, beta, gamma):
+            return super().forward(xs)
+        y, mean, var, inv_std = _native.row_norm_forward(
+            np.ascontiguousarray(x), _flat(gamma), _flat(beta), *self.rows, self.eps)
+        self.mean, self.var = mean.reshape(self.stat), var.reshape(self.stat)
+        self.inv_std = inv_std.reshape(self.stat)
+        y = y.reshape(self.x_shape)
+        return (y, self.mean, self.var) if self.output_stat else (y,)
+
+    def backward(self, xs, ys, dys, pd):
+        x, dy = xs[0], dys[0]
+        beta, gamma = self.params(xs)
+        dmean, dvar = (dys[1], dys[2]) if self.output_stat else (None, None)
+        if not self._rows_ok(x, gamma, dy, dmean, dvar):
+            return super().backward(xs, ys, dys, pd)
+        want_beta = self.has_beta and bool(pd[self.BETA])
+        want_gamma = self.has_gamma and bool(pd[self.GAMMA])
+        dx, dbeta, dgamma = _native.row_norm_backward(
+            np.ascontiguousarray(x), np.ascontiguousarray(dy), _flat(self.mean),
+            _flat(self.inv_std), _flat(gamma), _flat(dmean), _flat(dvar), *self.rows,
+            bool(pd[0]), want_beta, want_gamma)
+        grads = [None] * len(xs)
+        if dx is not None:
+            grads[0] = dx.reshape(self.x_shape)
+        if dbeta is not None:
+            grads[self.BETA] = dbeta.reshape(self.in_shapes[self.BETA])
+        if dgamma is not None:
+            grads[self.GAMMA] = dgamma.reshape(self.in_shapes[self.GAMMA])
+        return grads
 
 
 class InstanceNormalization(_NativeStandardize, normalization.InstanceNormalization):
