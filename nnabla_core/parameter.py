@@ -35,6 +35,9 @@ __all__ = [
 root_scope = OrderedDict()
 current_scope = root_scope
 current_no_grad = False
+# While a parametric function runs: (scope, key, entry) of each parameter and scope it
+# creates, so a call that fails removes them again (see :func:`_undo_log`).
+_created = None
 
 def get_current_parameter_scope():
     """Returns the current parameter scope.
@@ -88,11 +91,33 @@ def _child_scope(scope, name, create):
         if not create:
             return None
         child = scope[name] = OrderedDict()
+        if _created is not None:
+            _created.append((scope, name, child))
     if not isinstance(child, dict):
         raise ValueError(  # noqa: TRY004 (a name clash, not an argument of the wrong type)
             f"nn.parameter_scope: '{name}' is already a parameter, it cannot be used as a "
             f"scope name")
     return child
+
+
+def _start_log():
+    """Starts recording the parameters and scopes created; returns the outer record."""
+    global _created
+    outer, _created = _created, []
+    return outer
+
+
+def _end_log(outer, failed):
+    """Stops recording (back to ``outer``); when the call ``failed``, removes what it
+    created, so a parametric function that raises leaves the registry as it was."""
+    global _created
+    log, _created = _created, outer
+    if failed:
+        for scope, key, entry in reversed(log):
+            if scope.get(key) is entry:
+                del scope[key]
+    elif outer is not None:
+        outer.extend(log)           # an enclosing parametric function may still fail
 
 
 @contextmanager
@@ -267,6 +292,8 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
         except AttributeError:  # a Variable implementation without free attributes
             pass
         set_parameter(name, param)
+        if _created is not None:
+            _created.append((current_scope, name, param))
     else:
         _check_existing_shape(name, param, shape, initializer)
         if param.need_grad != need_grad:
