@@ -37,22 +37,37 @@ def parametric_function_api(scope_name=None, param_desc=None):
         scope = scope_name if scope_name is not None else func.__name__
         extended = _with_name_argument(signature)
 
-        # The inputs and sizes of nnabla's own layers are checked; a user's function
-        # decorated with this may take anything.
+        # The arguments of nnabla's own layers are checked; a user's function decorated
+        # with this may take anything.
+        api = f"PF.{func.__name__}"
         first = next(iter(signature.parameters)) \
             if func.__module__.startswith("nnabla._parametric.") else None
+        checks = argument_checks(signature) if first is not None else {}
 
         @functools.wraps(func)
         def parametric(*args, **kwargs):
             bound = extended.bind(*args, **kwargs)
             if first is not None:
-                check_arguments(f"PF.{func.__name__}", first, bound.arguments)
+                bound.apply_defaults()      # defaults are checked against the input too
+                check_arguments(api, first, bound.arguments, checks)
             name = bound.arguments.pop("name", None)
-            if name is None:
-                with _parameter.parameter_scope(scope):
-                    return func(*bound.args, **bound.kwargs)
-            with _parameter.parameter_scope(name), _parameter.parameter_scope(scope):
-                return func(*bound.args, **bound.kwargs)
+            outer = _parameter._start_log()
+            failed = True
+            try:
+                if name is None:
+                    with _parameter.parameter_scope(scope):
+                        result = func(*bound.args, **bound.kwargs)
+                else:
+                    with _parameter.parameter_scope(name), _parameter.parameter_scope(scope):
+                        result = func(*bound.args, **bound.kwargs)
+                failed = False
+                return result
+            except (TypeError, ValueError) as e:
+                if first is not None and outer is None:
+                    _name_the_layer(e, api)
+                raise
+            finally:
+                _parameter._end_log(outer, failed)
 
         parametric.__signature__ = extended
         parametric.__doc__ = _document(func.__doc__ or "", scope, param_desc)
@@ -122,10 +137,17 @@ def _ints(value):
 _SIZE_ARGUMENTS = {
     "n_outmaps": (True, True), "outmaps": (True, False), "n_inputs": (True, False),
     "n_features": (True, False), "kernel": (False, True), "multiplier": (True, False),
-    "divisor": (True, False), "group": (True, False),
+    "divisor": (True, False), "group": (True, False), "r": (True, False),
+    "num_groups": (True, False), "state_size": (True, False), "num_heads": (True, False),
+    "embed_dim": (True, False), "num_layers": (True, False),
+    "num_encoder_layers": (True, False), "num_decoder_layers": (True, False),
+    "dim_feedforward": (True, False), "deformable_group": (True, False),
+    "num_bits": (True, False), "max_iter": (True, False),
+    "batch_size": (True, False), "n_w": (True, False), "n_b": (True, False),
 }
-# Arguments naming axes of the input.
-_AXIS_ARGUMENTS = ("axes", "base_axis", "channel_axis", "batch_axis")
+# Arguments naming axes of the input; those that may list several.
+_AXIS_ARGUMENTS = ("axes", "base_axis", "channel_axis", "batch_axis", "dim")
+_AXIS_LISTS = ("axes", "batch_axis")
 _EXPECTED = {(True, True): "a positive int or a tuple of positive ints",
              (True, False): "a positive int",
              (False, True): "a tuple of positive ints, one per spatial axis (e.g. (3, 3))"}
@@ -137,10 +159,153 @@ def _is_variable(value):
     return isinstance(value, (Variable, NdArray)) or getattr(value, "_is_proto_variable", False)
 
 
-def check_arguments(api, first, arguments):
-    """Raise TypeError (wrong type) or ValueError (not positive) naming ``api`` and the
-    argument when the first argument (the input) is not a variable, or a size argument
-    (outmaps, kernel, ...) is not one.
+def _name_the_layer(error, api):
+    """Prefix ``api`` to an argument error raised by a function the layer called
+    (``F.convolution: argument 'pad' ...`` becomes ``PF.convolution: F.convolution: ...``),
+    so the message names what the user called."""
+    message = str(error)
+    if error.args and message.startswith(("F.", "PF.", "nn.")) and \
+            not message.startswith(f"{api}:"):
+        error.args = (f"{api}: {message}",) + tuple(error.args[1:])
+
+
+# Arguments of the layers that are arrays (Variables), other than the first.
+_VARIABLE_ARGUMENTS = ("h", "c", "z", "offset", "mask", "key", "value", "tgt", "memory",
+                       "additive_mask", "key_padding_mask")
+# Arguments whose default is an int but that take any real number (quantization levels).
+_REAL_ARGUMENTS = ("ql_min", "ql_max", "ql_min_w", "ql_max_w", "ql_min_b", "ql_max_b")
+# Arguments with a None default that take a callable (a function applied to a tensor).
+_CALLABLE_ARGUMENTS = ("apply_w", "apply_b", "activation")
+# Sizes with a None default (None: derived from another argument).
+_OPTIONAL_SIZES = ("k_embed_dim", "v_embed_dim", "out_dim")
+
+
+def _check_variable(api, arg, value, optional):
+    if value is None and optional:
+        return value
+    if not _is_variable(value):
+        raise TypeError(f"{api}: argument '{arg}' is of type {type(value).__name__} "
+                        f"({_short(value)}); expected an nnabla.Variable"
+                        + (" or None" if optional else ""))
+    return value
+
+
+def _check_initializer(api, arg, value):
+    if value is None or isinstance(value, np.ndarray) or callable(value):
+        return value
+    if arg == "param_init" and isinstance(value, dict):
+        return value
+    expected = ("a dict of initializers by parameter name" if arg == "param_init" else
+                "a numpy.ndarray or an initializer (a callable such as "
+                "nnabla.initializer.UniformInitializer)")
+    raise TypeError(f"{api}: argument '{arg}' is of type {type(value).__name__} "
+                    f"({_short(value)}); expected {expected} or None")
+
+
+def _check_rng(api, arg, value):
+    if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return value
+    raise TypeError(f"{api}: argument '{arg}' is of type {type(value).__name__}; expected a "
+                    "numpy.random.RandomState or None")
+
+
+def _check_callable(api, arg, value):
+    if value is not None and not callable(value):
+        raise TypeError(f"{api}: argument '{arg}' is of type {type(value).__name__} "
+                        f"({_short(value)}); expected a callable or None")
+    return value
+
+
+def _check_kind(kind):
+    """A check of one argument by the kind of nnabla.Function arguments (``'bool'``,
+    ``'int'``, ``'float'``, ``'str'``, ``'ints'``), as the ``F`` functions check theirs."""
+    from .._spec.args import check_value
+
+    def check(api, arg, value):
+        if kind.endswith("?") and value is None:
+            return None
+        return check_value(api, arg, kind, value)
+    return check
+
+
+def argument_checks(signature):
+    """``{argument: check(api, name, value)}`` for a layer's arguments besides the input,
+    the sizes and the axes (:func:`check_arguments`), from their names and defaults: a bool
+    default takes bools, an int default ints, a float default reals, a str default strs;
+    initializers, random generators, callables and Variables by name."""
+    checks = {}
+    for position, (arg, p) in enumerate(signature.parameters.items()):
+        default = p.default
+        if position == 0 or arg in _SIZE_ARGUMENTS or arg in _AXIS_ARGUMENTS or \
+                arg in ("name", "outputs", "comm"):
+            continue
+        if arg in _VARIABLE_ARGUMENTS or arg.endswith("_mask"):
+            optional = default is None
+            checks[arg] = lambda api, a, v, o=optional: _check_variable(api, a, v, o)
+        elif arg.endswith("_init") or arg == "initializer":
+            checks[arg] = _check_initializer
+        elif arg == "rng":
+            checks[arg] = _check_rng
+        elif arg in _CALLABLE_ARGUMENTS:
+            checks[arg] = _check_callable
+        elif arg in _OPTIONAL_SIZES:
+            checks[arg] = _check_optional_size
+        elif arg in ("pad", "stride", "dilation", "output_padding"):
+            checks[arg] = _check_kind("ints?")
+        elif isinstance(default, bool):
+            checks[arg] = _check_kind("bool")
+        elif arg in _REAL_ARGUMENTS or isinstance(default, float):
+            checks[arg] = _check_kind("float")
+        elif isinstance(default, int):
+            checks[arg] = _check_kind("int")
+        elif isinstance(default, str):
+            checks[arg] = _check_kind("str")
+        elif isinstance(default, tuple) and all(_int(v) for v in default):
+            checks[arg] = _check_kind("ints")
+    return checks
+
+
+def _check_optional_size(api, arg, value):
+    if value is None:
+        return value
+    if not _int(value):
+        raise TypeError(f"{api}: argument '{arg}' is {_short(value)} (of type "
+                        f"{type(value).__name__}); expected a positive int or None")
+    if value <= 0:
+        raise ValueError(f"{api}: argument '{arg}' is {value!r}; expected a positive int "
+                         "or None")
+    return value
+
+
+def _check_geometry(api, first, arguments):
+    """The kernel has one size per spatial axis of the input (those after base_axis and the
+    channel axis); pad, stride and dilation (given as tuples) one value per kernel axis; pad
+    is non-negative, stride and dilation positive."""
+    kernel = arguments.get("kernel")
+    shape = tuple(arguments[first].shape)
+    if kernel is not None and "base_axis" in arguments:
+        spatial = len(shape) - arguments["base_axis"] % max(len(shape), 1) - 1
+        if len(kernel) != spatial:
+            raise ValueError(f"{api}: argument 'kernel' is {_short(kernel)}; expected "
+                             f"{spatial} sizes, one per spatial axis of '{first}' {shape} "
+                             f"after base_axis {arguments['base_axis']} and the channels")
+    for arg, low in (("pad", 0), ("stride", 1), ("dilation", 1)):
+        values = arguments.get(arg)
+        if values is None or not isinstance(values, (tuple, list)):
+            continue
+        if kernel is not None and len(values) != len(kernel):
+            raise ValueError(f"{api}: argument '{arg}' is {_short(values)}; expected "
+                             f"{len(kernel)} values, one per axis of kernel {tuple(kernel)}")
+        if any(v < low for v in values):
+            raise ValueError(f"{api}: argument '{arg}' is {_short(values)}; expected "
+                             + ("non-negative values" if low == 0 else "positive values"))
+
+
+def check_arguments(api, first, arguments, checks=None):
+    """Raise TypeError (wrong type) or ValueError (a wrong value) naming ``api`` and the
+    argument when the first argument (the input) is not a variable, a size argument
+    (outmaps, kernel, ...) is not one, an axis is not one of the input, or another argument
+    fails its check of :func:`argument_checks` (``checks``).
 
     Nothing is created before this check, so a failed call changes no parameter.
     """
@@ -148,15 +313,20 @@ def check_arguments(api, first, arguments):
     if not _is_variable(value):
         raise TypeError(f"{api}: argument '{first}' is of type {type(value).__name__} "
                         f"({_short(value)}); expected an nnabla.Variable")
+    for arg, check in (checks or {}).items():
+        if arg in arguments:
+            arguments[arg] = check(api, arg, arguments[arg])
     ndim = len(getattr(arguments[first], "shape", ()))
     for arg in _AXIS_ARGUMENTS:
-        axes = arguments.get(arg)
-        if axes is None:
+        if arg not in arguments:
             continue
-        for axis in (axes if isinstance(axes, (tuple, list)) else [axes]):
+        axes = arguments[arg]
+        several = isinstance(axes, (tuple, list)) and arg in _AXIS_LISTS
+        for axis in (axes if several else [axes]):
             if not _int(axis):
                 raise TypeError(f"{api}: argument '{arg}' is {_short(axes)}; expected "
-                                "int axes")
+                                + ("an int axis or a list of them" if arg in _AXIS_LISTS
+                                   else "an int axis"))
             if not -ndim <= axis < ndim:
                 raise ValueError(f"{api}: argument '{arg}' is {_short(axes)}; expected axes "
                                  f"in [{-ndim}, {ndim}): '{first}' has shape "
@@ -175,6 +345,7 @@ def check_arguments(api, first, arguments):
         if any(v <= 0 for v in sizes):
             raise ValueError(f"{api}: argument '{arg}' is {_short(value)}; expected "
                              f"{_EXPECTED[scalar, sequence]}")
+    _check_geometry(api, first, arguments)
 
 
 def _short(value):

@@ -15,9 +15,12 @@ from ..parameter import get_parameter, get_parameter_or_create, set_parameter
 from .api import as_list, flat_size, parametric_function_api
 
 
-def _check_rank(api, r):
+def _check_rank(api, r, limit=None):
     if r <= 0:
         raise ValueError(f"PF.{api}: argument 'r' is {r}; expected a rank larger than zero")
+    if limit is not None and r > limit:
+        raise ValueError(f"PF.{api}: argument 'r' is {r}; expected a rank of at most {limit} "
+                         "(the smaller of the weight's input and output sizes)")
 
 
 def _drawn(initializer, shape):
@@ -84,7 +87,7 @@ def svd_affine(inp, n_outmaps, r, base_axis=1, uv_init=None, b_init=None,
     uv = _drawn(uv_init, [inmaps] + n_outmaps)
     u, v = get_parameter("U"), get_parameter("V")
     if u is None or v is None:
-        _check_rank("svd_affine", r)
+        _check_rank("svd_affine", r, min(inmaps, outmaps))
         left, singular, right = np.linalg.svd(uv.reshape(inmaps, outmaps), full_matrices=False)
         u = _register("U", (left * singular)[:, :r])
         v = _register("V", right[:r].reshape([r] + n_outmaps))

@@ -197,6 +197,7 @@ def weight_normalization(w, dim=0, eps=1e-12, g_init=None, fix_parameters=False)
     Returns:
         nnabla.Variable: The output of ``F.weight_normalization``.
     """
+    dim %= len(w.shape)             # an axis of w (checked), counted from the front
     if g_init is None:
         g_init = WeightNormalizationScaleInitializer(w, dim, eps)
     g = get_or_create("g", (w.shape[dim],), g_init, fix_parameters)

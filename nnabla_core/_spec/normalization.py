@@ -115,9 +115,17 @@ def layer_normalization(spec, x, beta, gamma, *, batch_axis, eps, no_scale, no_b
     return _with_stats(spec, x, kept_shape(x, batch_axis), n_outputs)
 
 
+def _check_apart(spec, channel_axis, batch_axis):
+    """The channel axis is not a batch axis (both non-negative, as resolved)."""
+    if channel_axis in batch_axis:
+        raise spec.value_error("batch_axis", f"axes other than channel_axis {channel_axis}",
+                               tuple(batch_axis))
+
+
 def instance_normalization(spec, x, beta, gamma, *, channel_axis, batch_axis, eps, no_scale,
                            no_bias, n_outputs=-1):
     """Parameters broadcast to (batch axes, channel axis); their channel size must match."""
+    _check_apart(spec, channel_axis, batch_axis)
     stat = kept_shape(x, tuple(batch_axis) + (channel_axis,))
     check_presence(spec, beta, gamma, no_bias, no_scale)
     for name, shape in (("beta", beta), ("gamma", gamma)):
@@ -133,6 +141,7 @@ def instance_normalization(spec, x, beta, gamma, *, channel_axis, batch_axis, ep
 def group_normalization(spec, x, beta, gamma, *, num_groups, channel_axis, batch_axis, eps,
                         no_scale, no_bias, n_outputs=-1):
     """x's channel axis splits into (num_groups, C/num_groups); stats per (batch, group)."""
+    _check_apart(spec, channel_axis, batch_axis)
     c = x[channel_axis]
     if num_groups <= 0 or c % num_groups:
         raise spec.value_error("num_groups", f"a positive divisor of the {c} channels",
