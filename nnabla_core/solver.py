@@ -25,6 +25,32 @@ from .plugins.resolve import solver_binding
 STEP_LIMIT = 2**32 - 2  # nnabla's uint32 step counter saturates here
 
 
+# -- argument checks of the solver methods (the constructors' are _check_arguments) --------
+def _real(api, arg, value):
+    """``value`` as a float32, or TypeError naming ``api`` and ``arg`` (a number is needed;
+    a list, an array of several values or None would be broadcast or fail later)."""
+    from ._spec.args import check_value
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    return np.float32(check_value(api, arg, "float", value))
+
+
+def _check_hooks(api, **hooks):
+    """Each hook is None or a callable; checked before any parameter is touched."""
+    for arg, hook in hooks.items():
+        if hook is not None and not callable(hook):
+            raise TypeError(f"{api}: argument '{arg}' is of type {type(hook).__name__}; "
+                            "expected a callable taking no argument, or None")
+
+
+def _path(api, arg, path):
+    """``path`` as a str, or TypeError naming ``api`` and ``arg``."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{api}: argument '{arg}' is of type {type(path).__name__}; "
+                        "expected a file path (str or os.PathLike)")
+    return os.fspath(path)
+
+
 class SolverState:
     """The state of one parameter: the step count ``t`` and ``pstate`` (name -> Variable)."""
 
@@ -121,7 +147,8 @@ class Solver:
 
     def set_learning_rate(self, learning_rate):
         """Set the learning rate (``alpha``, ``lr`` or ``eta`` depending on the solver)."""
-        self._hp[self._lr_name] = np.float32(learning_rate)
+        self._hp[self._lr_name] = _real("Solver.set_learning_rate", "learning_rate",
+                                        learning_rate)
 
     def weight_decay_is_fused(self):
         """True when :meth:`weight_decay` only records a rate that the next update applies."""
@@ -154,8 +181,8 @@ class Solver:
         items = list(param_dict.items())
         for key, var in items:
             if not isinstance(key, str):
-                raise TypeError(f"Solver.set_parameters: key {key!r} is of type "
-                                f"{type(key).__name__}; expected str")
+                raise TypeError(f"Solver.set_parameters: argument 'param_dict': key {key!r} is "
+                                f"of type {type(key).__name__}; expected str")
             if not (hasattr(var, "grad") and hasattr(var, "shape")):
                 raise TypeError(f"Solver.set_parameters: parameter '{key}' is of type "
                                 f"{type(var).__name__}; expected nnabla.Variable")
@@ -174,7 +201,12 @@ class Solver:
 
     def remove_parameters(self, keys):
         """Unregister the parameters ``keys`` (a list of str) and their states."""
-        for key in [keys] if isinstance(keys, str) else keys:
+        keys = [keys] if isinstance(keys, str) else keys
+        if not isinstance(keys, (list, tuple, set, frozenset, type({}.keys()))) or not all(
+                isinstance(k, str) for k in keys):
+            raise TypeError(f"Solver.remove_parameters: argument 'keys' is {keys!r}; expected "
+                            "a list of parameter names (str)")
+        for key in keys:
             self._params.pop(key, None)
             self._states.pop(key, None)
 
@@ -232,8 +264,14 @@ class Solver:
             states (dict): key -> SolverState, as :meth:`get_states` returns.
 
         Raises:
+            TypeError: ``states`` is not a dict of SolverState.
             ValueError: a key is not registered, or a state's names or shapes do not fit.
         """
+        if not hasattr(states, "items") or not all(
+                isinstance(s, SolverState) for s in states.values()):
+            raise TypeError(f"Solver.set_states: argument 'states' is of type "
+                            f"{type(states).__name__}; expected a dict of name -> "
+                            "SolverState (as get_states returns)")
         for key, state in states.items():
             self._check_state(key, {n: v.shape for n, v in state.pstate.items()})
             if not 0 <= int(state.t) <= _solver_states.T_LIMIT:
@@ -255,9 +293,10 @@ class Solver:
         """Save the states to ``path`` (``.h5``, or ``.protobuf``), atomically.
 
         Raises:
+            TypeError: ``path`` is not a path.
             ValueError: another extension.
         """
-        path = os.fspath(path)
+        path = _path("Solver.save_states", "path", path)
         ext = os.path.splitext(path)[1]
         if ext == ".h5":
             _solver_states.save_h5(path, self._states)
@@ -272,9 +311,10 @@ class Solver:
 
         Raises:
             FileNotFoundError: no file at ``path``.
+            TypeError: ``path`` is not a path.
             ValueError: unsupported extension, corrupt file, or states that do not fit.
         """
-        path = os.fspath(path)
+        path = _path("Solver.load_states", "path", path)
         ext = os.path.splitext(path)[1]
         if ext == ".h5":
             states = _solver_states.load_h5(path, self._check_state, self._make_state)
@@ -344,6 +384,8 @@ class Solver:
             update_pre_hook (callable): called with no argument before each parameter.
             update_post_hook (callable): called with no argument after each parameter.
         """
+        _check_hooks("Solver.update", update_pre_hook=update_pre_hook,
+                     update_post_hook=update_post_hook)
         rule, fam = self._rule, self._family
         hp = dict(self._hp, weight_decay_rate=self._wd, init_lr=self._init_lr)
         update, xp, states = rule.update, fam.xp, self._states
@@ -365,7 +407,8 @@ class Solver:
         Non-fused solvers add ``decay_rate * p.d`` to ``p.g`` now. Fused ones
         (:meth:`weight_decay_is_fused`) record the rate for the next :meth:`update`.
         """
-        decay_rate = np.float32(decay_rate)
+        decay_rate = _real("Solver.weight_decay", "decay_rate", decay_rate)
+        _check_hooks("Solver.weight_decay", pre_hook=pre_hook, post_hook=post_hook)
         if self._fused:
             self._wd = decay_rate
             return
@@ -378,7 +421,8 @@ class Solver:
 
     def clip_grad_by_norm(self, clip_norm, pre_hook=None, post_hook=None):
         """Scale each gradient whose L2 norm exceeds ``clip_norm`` down to that norm."""
-        clip_norm = np.float32(clip_norm)
+        clip_norm = _real("Solver.clip_grad_by_norm", "clip_norm", clip_norm)
+        _check_hooks("Solver.clip_grad_by_norm", pre_hook=pre_hook, post_hook=post_hook)
         if clip_norm == 0:
             return
         ops, fam = self._rule.grad_ops, self._family
@@ -387,11 +431,15 @@ class Solver:
 
     def scale_grad(self, scale, pre_hook=None, post_hook=None):
         """Multiply every gradient by ``scale`` (mixed-precision loss scaling)."""
+        scale = _real("Solver.scale_grad", "scale", scale)
+        _check_hooks("Solver.scale_grad", pre_hook=pre_hook, post_hook=post_hook)
         ops, fam = self._rule.grad_ops, self._family
         for _, _, grad in self._each_with_grad(pre_hook, post_hook):
-            ops.scale_grad(fam.xp, _f32(grad, fam), np.float32(scale))
+            ops.scale_grad(fam.xp, _f32(grad, fam), scale)
 
     def _any_grad(self, check_name, pre_hook, post_hook):
+        _check_hooks(f"Solver.check_{check_name[4:]}_grad", pre_hook=pre_hook,
+                     post_hook=post_hook)
         check, fam = getattr(self._rule.grad_ops, check_name), self._family
         for _, _, grad in self._each_with_grad(pre_hook, post_hook):
             if check(fam.xp, grad.get(_F32, fam)):
