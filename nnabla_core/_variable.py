@@ -115,7 +115,7 @@ def _shape_arg(shape, api):
     if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
         return (int(shape),)
     try:
-        dims = tuple(shape) if not isinstance(shape, (str, bytes)) else None
+        dims = None if isinstance(shape, (str, bytes, dict, set, frozenset)) else tuple(shape)
     except TypeError:
         dims = None
     if dims is None or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool)
