@@ -7,6 +7,8 @@ in static mode call ``forward`` on the returned variables.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from . import _graph
@@ -27,6 +29,22 @@ def _as_grad_variable(value, shape):
         value = value.data
     arr = np.broadcast_to(np.asarray(value, dtype=np.float32), shape)
     return Variable.from_numpy_array(np.array(arr))
+
+
+def _check_grad_output(k, value, shape):
+    """Entry ``k`` of nn.grad's ``grad_outputs``: None, a number, or an array (numpy array,
+    NdArray or Variable) of the output's shape, as nnabla requires."""
+    if value is None or (isinstance(value, (numbers.Real, np.number)) and
+                         not isinstance(value, (bool, np.bool_))):
+        return
+    if isinstance(value, (np.ndarray, NdArray, Variable)):
+        if value.shape == () or tuple(value.shape) == shape:
+            return
+        raise ValueError(f"nn.grad: argument 'grad_outputs' entry {k} has shape "
+                         f"{tuple(value.shape)}; expected {shape}, the shape of output {k}")
+    raise TypeError(f"nn.grad: argument 'grad_outputs' entry {k} is of type "
+                    f"{type(value).__name__}; expected None, a number, or an array "
+                    f"(numpy.ndarray, NdArray or Variable) of shape {shape}")
 
 
 def _reaching(order, targets):
@@ -104,7 +122,8 @@ def grad(outputs, inputs, grad_outputs=None, persistent_outputs=[], bind_grad_ou
         in_nodes = _nodes_on_graph(order, inputs)
     reach = _reaching(order, {id(n) for nodes in in_nodes for n in nodes})
     grads = {}
-    for y, g in zip(outputs, grad_outputs):
+    for k, (y, g) in enumerate(zip(outputs, grad_outputs)):
+        _check_grad_output(k, g, tuple(y.shape))
         _accumulate(grads, y._node, _as_grad_variable(g, y.shape))
     for f in reversed(order):
         out_nodes = [r() for r in f.out_refs]

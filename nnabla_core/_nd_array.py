@@ -20,7 +20,11 @@ class UnsupportedDtypeError(TypeError, RuntimeError):
 def check_dtype(dtype, api, arg):
     """``dtype`` as a numpy dtype when nnabla can hold it (bool, integers, floats), else
     :class:`UnsupportedDtypeError` naming ``api`` and the argument ``arg``."""
-    dt = np.dtype(dtype)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{api}: argument '{arg}' is {dtype!r}; expected a numpy dtype "
+                        "(bool, integer or floating-point)") from None
     if dt.kind not in "biuf":
         raise UnsupportedDtypeError(f"{api}: argument '{arg}' has dtype {dt}; expected a "
                                     "bool, integer or floating-point type")
@@ -28,11 +32,15 @@ def check_dtype(dtype, api, arg):
 
 
 def as_host_array(value, api, arg):
-    """``np.asarray(value)``, refusing None and types nnabla cannot hold."""
+    """``np.asarray(value)``, refusing None, ragged sequences and types nnabla cannot hold."""
     if value is None:
         raise TypeError(f"{api}: argument '{arg}' is None; expected an array (numpy array, "
                         "list or number)")
-    value = np.asarray(value)
+    try:
+        value = np.asarray(value)
+    except ValueError:
+        raise ValueError(f"{api}: argument '{arg}' is a ragged sequence (rows of different "
+                         "lengths); expected an array, or nested lists of one shape") from None
     check_dtype(value.dtype, api, arg)
     return value
 
@@ -81,6 +89,8 @@ class NdArray:
         if len(shape) == 1 and not isinstance(shape[0], (numbers.Integral, np.integer)):
             shape = shape[0]
         try:
+            if isinstance(shape, (dict, set, frozenset, str, bytes)):
+                raise TypeError     # unordered, or characters: not a shape
             dims = tuple(shape)
         except TypeError:
             raise TypeError(f"nn.NdArray: argument 'shape' must be a sequence of ints; given "
@@ -205,9 +215,10 @@ class NdArray:
         return a.cast(dtype, HOST)
 
     def cast(self, dtype, ctx=None):
-        """Cast in place to ``dtype``; returns the numpy array when ``ctx`` is None."""
+        """Cast in place to ``dtype`` (None: keep the type); returns the numpy array when
+        ``ctx`` is None."""
         a = self._array
-        if dtype is not a.dtype:
+        if dtype is not None and dtype is not a.dtype:
             a.dtype = check_dtype(dtype, "NdArray.cast", "dtype")
         if ctx is None:
             return a.cast(a.dtype, HOST)
@@ -224,7 +235,15 @@ class NdArray:
 
     def fill(self, value):
         """Fill with ``value`` lazily (the array is created when first used); a fill is a
-        write, so ``clear_called`` becomes False."""
+        write, so ``clear_called`` becomes False.
+
+        Raises:
+            TypeError: ``value`` is not a number.
+        """
+        if not isinstance(value, (numbers.Number, np.number)) or isinstance(
+                value, (complex, np.complexfloating)):
+            raise TypeError(f"NdArray.fill: argument 'value' is of type {type(value).__name__} "
+                            f"({value!r}); expected a real number")
         a = self._array
         a.fill(value)
         a.clear_called = False

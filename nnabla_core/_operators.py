@@ -147,10 +147,15 @@ def _reshape(self, shape, unlink=False):
     Linked (an in-place ``F.reshape``, whose gradient flows back) unless ``unlink``; an
     unlinked one also shares the grad.
     """
-    shape = tuple(shape)
+    if not isinstance(shape, tuple):    # a tuple is checked by F.reshape / nn.Variable
+        from ._spec.args import check_value
+        shape = check_value(f"{type(self).__name__}.reshape", "shape", "ints", shape)
     node = self._node
     if unlink:
         v = Variable(shape, need_grad=self.need_grad)
+        if v.size != self.size:
+            raise ValueError(f"Variable.reshape: argument 'shape' is {shape}, of {v.size} "
+                             f"elements; expected {self.size} elements, as {tuple(self.shape)}")
         v._node.data = node.data.window(shape)
         v._node.grad = node.grad.window(shape)
         return v

@@ -77,10 +77,10 @@ def no_grad(no_grad_=True):
         current_no_grad = previous
 
 
-def _split_path(name, api):
+def _split_path(name, api, arg="name"):
     """Splits a ``/``-separated name into its non-empty components."""
     if not isinstance(name, str):
-        raise TypeError(f"{api}: argument 'name' must be a str; given {type(name).__name__}")
+        raise TypeError(f"{api}: argument '{arg}' must be a str; given {type(name).__name__}")
     return [part for part in name.strip("/").split("/") if part]
 
 
@@ -156,9 +156,10 @@ def parameter_scope(name, scope=None):
 
 def _locate(key, api, create):
     """Returns (scope holding the leaf, leaf name) for a ``/``-separated key."""
-    parts = _split_path(key, api)
+    parts = _split_path(key, api, "key")
     if not parts:
-        raise ValueError(f"{api}: parameter name must not be empty; given {key!r}")
+        raise ValueError(f"{api}: argument 'key' is {key!r}; expected a parameter name (not "
+                         "empty)")
     scope = current_scope
     for part in parts[:-1]:
         scope = _child_scope(scope, part, create)
@@ -214,6 +215,14 @@ def set_parameter(key, param):
     scope[leaf] = param
 
 
+def _shape(api, shape):
+    """``shape`` as a tuple of non-negative ints, or TypeError/ValueError naming ``api``."""
+    from ._spec.args import Api, check_nonnegative, check_value
+    shape = check_value(api, "shape", "ints", shape)
+    check_nonnegative(Api(api), "shape", shape)
+    return shape
+
+
 def _create_parameter(name, initializer, shape, need_grad):
     """Creates a new parameter variable from ``initializer`` (None means zeros)."""
     api = "nn.parameter.get_parameter_or_create"
@@ -226,8 +235,8 @@ def _create_parameter(name, initializer, shape, need_grad):
     if isinstance(initializer, numpy.ndarray):
         if shape is not None and tuple(shape) != initializer.shape:
             raise ValueError(
-                f"{api}: initializer array for '{name}' has shape {initializer.shape}; "
-                f"expected the requested shape {tuple(shape)}")
+                f"{api}: argument 'initializer' (an array) for '{name}' has shape "
+                f"{initializer.shape}; expected the requested shape {tuple(shape)}")
         return Variable.from_numpy_array(initializer, need_grad=need_grad)
     if callable(initializer):
         if shape is None:
@@ -275,7 +284,13 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
         ValueError: If ``shape`` differs from the existing parameter's shape, or the
             initializer is unusable.
     """
-    parts = _split_path(name, "nn.parameter.get_parameter_or_create")
+    api = "nn.parameter.get_parameter_or_create"
+    parts = _split_path(name, api)
+    if not parts:
+        raise ValueError(f"{api}: argument 'name' is {name!r}; expected a parameter name (not "
+                         "empty)")
+    if shape is not None:
+        shape = _shape(api, shape)
     if len(parts) > 1:
         with parameter_scope("/".join(parts[:-1])):
             return get_parameter_or_create(parts[-1], shape, initializer, need_grad,
@@ -346,6 +361,12 @@ def get_parameters(params=None, path="", grad_only=True):
     """
     if params is None:
         params = OrderedDict()
+    elif not isinstance(params, dict):
+        raise TypeError(f"nn.get_parameters: argument 'params' is of type "
+                        f"{type(params).__name__}; expected a dict to add to, or None")
+    if not isinstance(path, str):
+        raise TypeError(f"nn.get_parameters: argument 'path' is of type {type(path).__name__}; "
+                        "expected a str (the prefix of the names)")
     _collect(current_scope, params, path, grad_only)
     return params
 
@@ -427,8 +448,8 @@ def load_parameters(path, proto=None, needs_proto=False, extension=".nntxt"):
 
 
 def _unsupported_extension(ext, api):
-    return ValueError(f"{api}: unsupported file extension {ext!r}; expected one of .h5, "
-                      f".protobuf, .nntxt, .prototxt, .nnp")
+    return ValueError(f"{api}: argument 'path' has an unsupported file extension {ext!r}; "
+                      "expected one of .h5, .protobuf, .nntxt, .prototxt, .nnp")
 
 
 def _empty_proto():
@@ -474,12 +495,17 @@ def save_parameters(path, params=None, extension=None):
         extension (str, optional): Format of a file-object ``path`` (e.g. ``'.h5'``).
 
     Raises:
+        TypeError: ``params`` is not a dict of Variables.
         ValueError: For an unknown extension or parameter names that collide.
     """
     api = "nn.save_parameters"
     ext = _files.file_extension(path, extension, api)
     if params is None:
         params = get_parameters(grad_only=False)
+    elif not hasattr(params, "items") or not all(
+            isinstance(k, str) and isinstance(v, Variable) for k, v in params.items()):
+        raise TypeError(f"{api}: argument 'params' is of type {type(params).__name__}; "
+                        "expected a dict of name (str) -> nnabla.Variable, or None")
     if ext == ".h5":
         _files.h5_parameters.write_parameter_file(path, params)
     else:

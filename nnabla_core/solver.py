@@ -184,8 +184,9 @@ class Solver:
                 raise TypeError(f"Solver.set_parameters: argument 'param_dict': key {key!r} is "
                                 f"of type {type(key).__name__}; expected str")
             if not (hasattr(var, "grad") and hasattr(var, "shape")):
-                raise TypeError(f"Solver.set_parameters: parameter '{key}' is of type "
-                                f"{type(var).__name__}; expected nnabla.Variable")
+                raise TypeError(f"Solver.set_parameters: argument 'param_dict': parameter "
+                                f"'{key}' is of type {type(var).__name__}; expected "
+                                "nnabla.Variable")
         if reset:
             self.clear_parameters()
         for key, var in items:

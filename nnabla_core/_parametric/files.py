@@ -27,6 +27,7 @@ def file_extension(path, extension, api):
 def unsupported(ext, api):
     if ext in _PROTOBUF_FORMATS:
         return NotImplementedError(f"{api}: the '{ext}' format is not supported yet; use .h5")
-    return ValueError(f"{api}: unsupported file extension {ext!r}; expected '.h5'")
+    return ValueError(f"{api}: argument 'path' has an unsupported file extension {ext!r}; "
+                      "expected '.h5'")
 
 

@@ -30,7 +30,8 @@ def _open_for_reading(source):
     """Opens ``source`` (path or file object) as a read-only HDF5 file."""
     if isinstance(source, (str, os.PathLike)):
         if not os.path.exists(source):
-            raise FileNotFoundError(f"{_LOAD}: no such parameter file: {_describe(source)}")
+            raise FileNotFoundError(f"{_LOAD}: argument 'path': no such parameter file: "
+                                    f"{_describe(source)}")
         target = os.fspath(source)
     else:
         # a BytesIO at its start is shared, not copied (its getvalue() is the same bytes)
