@@ -38,6 +38,9 @@ class Monitor:
     """
 
     def __init__(self, save_path):
+        if not isinstance(save_path, (str, os.PathLike)):
+            raise TypeError(f"Monitor: argument 'save_path' is of type "
+                            f"{type(save_path).__name__}; expected a folder path (str)")
         self._save_path = save_path
         os.makedirs(save_path, exist_ok=True)
 
@@ -45,6 +48,36 @@ class Monitor:
     def save_path(self):
         """str: The folder given at construction."""
         return self._save_path
+
+
+def _check(api, name, monitor, interval, monitor_required=False, **counts):
+    """The constructor arguments of the monitors: ``name`` a str, ``monitor`` a
+    :class:`Monitor` (or None where it is optional), ``interval`` an int (positive for the
+    image monitors, whose schedule divides by it), each of ``counts`` a non-negative int.
+    TypeError/ValueError naming ``api`` and the argument."""
+    if not isinstance(name, str):
+        raise TypeError(f"{api}: argument 'name' is of type {type(name).__name__}; "
+                        "expected a str")
+    if not (monitor is None and not monitor_required) and not isinstance(
+            getattr(monitor, "save_path", None), (str, os.PathLike)):
+        raise TypeError(f"{api}: argument 'monitor' is of type {type(monitor).__name__}; "
+                        "expected an nnabla.monitor.Monitor"
+                        + ("" if monitor_required else " or None"))
+    for arg, value in dict(interval=interval, **counts).items():
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{api}: argument '{arg}' is {value!r} (of type "
+                            f"{type(value).__name__}); expected an int")
+        if arg in counts and value < 0:
+            raise ValueError(f"{api}: argument '{arg}' is {value}; expected a non-negative int")
+        if arg == "interval" and monitor_required and value < 1:
+            raise ValueError(f"{api}: argument 'interval' is {value}; expected a positive int "
+                             "(images are saved where (index + 1) % interval == 0)")
+
+
+def _check_index(api, index):
+    if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"{api}: argument 'index' is {index!r} (of type "
+                        f"{type(index).__name__}); expected an int (the iteration)")
 
 
 def _monitor_file(monitor, name, suffix):
@@ -82,6 +115,7 @@ class MonitorSeries:
     """
 
     def __init__(self, name, monitor=None, interval=1, verbose=True):
+        _check("MonitorSeries", name, monitor, interval)
         self.name = name
         self.interval = interval
         self.verbose = verbose
@@ -95,7 +129,16 @@ class MonitorSeries:
         Args:
             index (int): Iteration index.
             value (float or numpy.ndarray): The value; arrays are averaged over all elements.
+
+        Raises:
+            TypeError: ``index`` is not an int or ``value`` not a number or numeric array.
         """
+        _check_index("MonitorSeries.add", index)
+        if not (isinstance(value, (int, float, np.number)) or isinstance(
+                value, np.ndarray) and value.dtype.kind in "biuf") or isinstance(value, complex):
+            raise TypeError(f"MonitorSeries.add: argument 'value' is of type "
+                            f"{type(value).__name__} ({value!r}); expected a number or a "
+                            "numeric numpy array")
         self.buf.append(value)
         if index - self.flush_at < self.interval:
             return
@@ -127,6 +170,7 @@ class MonitorTimeElapsed:
     """
 
     def __init__(self, name, monitor=None, interval=100, verbose=True):
+        _check("MonitorTimeElapsed", name, monitor, interval)
         self.name = name
         self.interval = interval
         self.verbose = verbose
@@ -141,6 +185,7 @@ class MonitorTimeElapsed:
         Args:
             index (int): Iteration index.
         """
+        _check_index("MonitorTimeElapsed.add", index)
         if index - self.flush_at < self.interval:
             return
         now = time.time()
@@ -154,7 +199,7 @@ class MonitorTimeElapsed:
         self.flush_at = index
 
 
-def _as_numpy(var):
+def _as_numpy(var, api):
     """A copy of the values of a Variable, an NdArray or a numpy array."""
     import nnabla as nn
     if isinstance(var, nn.Variable):
@@ -163,7 +208,7 @@ def _as_numpy(var):
         return np.array(var.data, copy=True)
     if isinstance(var, np.ndarray):
         return var.copy()
-    raise TypeError(f"MonitorImage.add: argument 'var' must be an nnabla.Variable, "
+    raise TypeError(f"{api}: argument 'var' must be an nnabla.Variable, "
                     f"nnabla.NdArray or numpy.ndarray; given {type(var).__name__}")
 
 
@@ -196,6 +241,8 @@ class MonitorImage:
 
     def __init__(self, name, monitor, interval=1000, verbose=True, num_images=16,
                  normalize_method=None):
+        _check(type(self).__name__, name, monitor, interval, monitor_required=True,
+               num_images=num_images)
         self.name = name
         self.interval = interval
         self.verbose = verbose
@@ -219,7 +266,7 @@ class MonitorImage:
 
     def _images(self, var):
         """The normalized ``(B, C <= 3, H, W)`` batch to save."""
-        data = _as_numpy(var)
+        data = _as_numpy(var, f"{type(self).__name__}.add")
         if data.ndim < 3:
             raise ValueError(f"{type(self).__name__}.add: argument 'var' has shape "
                              f"{data.shape}; expected (N, ..., C, H, W)")
@@ -241,6 +288,7 @@ class MonitorImage:
                 minibatch.
         """
         from nnabla.utils.image_utils import imsave
+        _check_index("MonitorImage.add", index)
         if not self._is_due(index):
             return
         data = self._images(var)
@@ -278,6 +326,7 @@ class MonitorImageTile(MonitorImage):
                 minibatch.
         """
         from nnabla.utils.image_utils import imsave
+        _check_index("MonitorImageTile.add", index)
         if not self._is_due(index):
             return
         path = os.path.join(self.save_dir, f"{index:06d}.png")
