@@ -23,6 +23,7 @@ Ordering rules (nnabla 1.39's):
 from __future__ import annotations
 
 import atexit
+import os
 import queue
 import threading
 
@@ -320,6 +321,47 @@ class DataIterator:
         self._epoch_begin_callbacks.append(callback)
 
 
+def _check_arguments(api, **arguments):
+    """The arguments the ``data_iterator*`` functions share, checked before anything is
+    built: sizes positive ints, ``load_func`` a callable, ``rng`` a RandomState or None,
+    ``uri`` a path, ``data_source`` a DataSource and ``data_source_list`` a non-empty list
+    of them. TypeError (wrong type) or ValueError (a wrong value; any wrong batch_size)
+    naming ``api``."""
+    for arg, value in arguments.items():
+        if arg in ("batch_size", "num_examples"):
+            if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)):
+                # a batch_size of another type is a ValueError, as DataIterator raises it
+                error = ValueError if arg == "batch_size" else TypeError
+                raise error(f"{api}: argument '{arg}' is {value!r} (of type "
+                            f"{type(value).__name__}); expected a positive int")
+            if value < 1:
+                raise ValueError(f"{api}: argument '{arg}' is {value}; expected a positive int")
+        elif arg == "load_func" and not callable(value):
+            raise TypeError(f"{api}: argument 'load_func' is of type {type(value).__name__}; "
+                            "expected a callable returning the example at an index")
+        elif arg == "rng" and value is not None and not isinstance(
+                value, (numpy.random.RandomState, numpy.random.Generator)):
+            raise TypeError(f"{api}: argument 'rng' is of type {type(value).__name__}; "
+                            "expected a numpy.random.RandomState or None")
+        elif arg == "uri" and not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{api}: argument 'uri' is of type {type(value).__name__}; "
+                            "expected a path or URL (str)")
+        elif arg == "data_source":
+            _check_source(api, arg, value)
+        elif arg == "data_source_list":
+            if not isinstance(value, (list, tuple)) or not value:
+                raise TypeError(f"{api}: argument 'data_source_list' is {value!r}; expected "
+                                "a non-empty list of DataSource")
+            for k, source in enumerate(value):
+                _check_source(api, f"data_source_list[{k}]", source)
+
+
+def _check_source(api, arg, value):
+    if not all(hasattr(value, a) for a in ("variables", "size", "shuffle", "reset")):
+        raise TypeError(f"{api}: argument '{arg}' is of type {type(value).__name__}; "
+                        "expected a nnabla.utils.data_source.DataSource")
+
+
 def data_iterator(data_source, batch_size, rng=None, use_thread=True, with_memory_cache=True,
                   with_file_cache=False, cache_dir=None, epoch_begin_callbacks=[],
                   epoch_end_callbacks=[], stop_exhausted=False):
@@ -342,6 +384,7 @@ def data_iterator(data_source, batch_size, rng=None, use_thread=True, with_memor
     Returns:
         DataIterator: The iterator.
     """
+    _check_arguments("data_iterator", data_source=data_source, batch_size=batch_size, rng=rng)
     source = data_source
     if with_file_cache:
         source = DataSourceWithFileCache(data_source=source, cache_dir=cache_dir,
@@ -379,6 +422,8 @@ def data_iterator_simple(load_func, num_examples, batch_size, shuffle=False, rng
         >>> [it.next()[0].ravel().tolist() for _ in range(2)], it.epoch
         ([[0, 1], [2, 0]], 1)
     """
+    _check_arguments("data_iterator_simple", load_func=load_func, num_examples=num_examples,
+                     batch_size=batch_size, rng=rng)
     source = SimpleDataSource(load_func, num_examples, shuffle=shuffle, rng=rng)
     return data_iterator(source, batch_size=batch_size, use_thread=use_thread,
                          with_memory_cache=with_memory_cache, with_file_cache=with_file_cache,
@@ -412,6 +457,7 @@ def data_iterator_csv_dataset(uri, batch_size, shuffle=False, rng=None, use_thre
         ValueError: A row has missing columns or a file cannot be decoded (the message
             names the line and the file).
     """
+    _check_arguments("data_iterator_csv_dataset", uri=uri, batch_size=batch_size, rng=rng)
     source = CsvDataSource(uri, shuffle=shuffle, rng=rng, normalize=normalize)
     return data_iterator(source, batch_size=batch_size, use_thread=use_thread,
                          with_memory_cache=with_memory_cache, with_file_cache=with_file_cache,
@@ -437,6 +483,7 @@ def data_iterator_cache(uri, batch_size, shuffle=False, rng=None, use_thread=Tru
     Returns:
         DataIterator: The iterator.
     """
+    _check_arguments("data_iterator_cache", uri=uri, batch_size=batch_size, rng=rng)
     source = CacheDataSource(uri, shuffle=shuffle, rng=rng, normalize=normalize)
     return data_iterator(source, batch_size=batch_size, use_thread=use_thread,
                          with_memory_cache=with_memory_cache,
@@ -463,6 +510,8 @@ def data_iterator_concat_datasets(data_source_list, batch_size, shuffle=False, r
     Returns:
         DataIterator: The iterator.
     """
+    _check_arguments("data_iterator_concat_datasets", data_source_list=data_source_list,
+                     batch_size=batch_size, rng=rng)
     source = ConcatDataSource(data_source_list, shuffle=shuffle, rng=rng)
     return data_iterator(source, batch_size=batch_size, use_thread=use_thread,
                          with_memory_cache=with_memory_cache, with_file_cache=with_file_cache,
