@@ -9,6 +9,8 @@ answer is known: ``RAISE`` or ``EITHER`` (see the test module's docstring).
 from __future__ import annotations
 
 import inspect
+import signal
+import traceback
 from typing import NamedTuple
 
 import numpy as np
@@ -44,6 +46,134 @@ class Call(NamedTuple):
 
     def __call__(self):
         return self.function()(*self.args, **self.kwargs)
+
+
+# --- judging a call ---------------------------------------------------------------------
+
+ALLOWED = (TypeError, ValueError, RuntimeError)
+# Errors that say the code tripped over the input instead of checking it.
+INTERNAL = (AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError,
+            AssertionError, SystemError, RecursionError)
+INTERNAL_MESSAGES = ("'NoneType' object", "NoneType' object", "object is not subscriptable",
+                     "object is not iterable", "has no len()", "unsupported operand type",
+                     "not supported between instances", "object cannot be interpreted")
+SECONDS_PER_ENTRY_POINT = 20
+
+
+class _Hang(Exception):
+    pass
+
+
+def watchdog():
+    """Fail (instead of hanging the suite) when an entry point takes too long."""
+    def alarm(signum, frame):
+        raise _Hang("timed out")
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(SECONDS_PER_ENTRY_POINT)
+    nn.clear_parameters()
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+    nn.clear_parameters()
+
+
+def _state():
+    """What a failed call must leave as it was."""
+    from nnabla import parameter
+    from nnabla._state import STATE
+    params = nn.get_parameters(grad_only=False)
+    return ({k: (id(v), v.shape, v.need_grad) for k, v in params.items()},
+            parameter.get_current_parameter_scope(), repr(nn.get_current_context()),
+            repr(STATE.default_context), len(STATE.context_stack), nn.get_auto_forward())
+
+
+def _variables(result):
+    if isinstance(result, nn.Variable):
+        return [result]
+    if isinstance(result, (list, tuple)):
+        return [v for r in result for v in _variables(r)]
+    return []
+
+
+def _run(result):
+    """Run the graph a call built (the forward pass of what it returned)."""
+    outputs = _variables(result)
+    if outputs:
+        nn.forward_all(outputs) if len(outputs) > 1 else outputs[0].forward()
+
+
+INCONSISTENT = ("one value more", "one value less", "negative values", "-1")
+
+
+def judge(api, argument, call, expect, accepts=None, names=(), argument_label=None,
+          state=None, allowed=()):
+    """None if ``call`` behaves (see test_bad_input_sweep's docstring), else why not.
+
+    ``accepts`` (optional) checks an accepted result and returns a problem or None;
+    ``state`` (optional) returns more state a failed call must leave as it was; ``allowed``
+    more exception classes that are a right answer (FileNotFoundError for a missing file).
+    """
+    nn.clear_parameters()           # each call starts afresh (parametric functions)
+    before = _state(), state() if state else None
+    try:
+        result = call()
+        _run(result)
+    except _Hang:
+        raise
+    except INTERNAL as e:
+        return f"internal {type(e).__name__}: {e}\n{_where(e)}"
+    except ALLOWED + tuple(allowed) as e:
+        message = str(e)
+        problems = []
+        if any(m in message for m in INTERNAL_MESSAGES):
+            problems.append("an internal message")
+        if _raised_in_numpy(e):
+            problems.append("raised inside numpy")
+        if api not in message and api.split(".")[-1] + ":" not in message:
+            problems.append(f"does not name {api}")
+        if argument is not None and not any(a in message for a in _names(argument)):
+            # A size inconsistent with the inputs may be reported as another argument's
+            # shape mismatch.
+            label = argument_label or ""
+            if not (label in INCONSISTENT or expect == EITHER) or not any(
+                    f"'{n}'" in message for n in names):
+                problems.append(f"does not name the argument {argument!r}")
+        if (_state(), state() if state else None) != before:
+            problems.append("changed state")
+        if problems:
+            return f"{', '.join(problems)}: {type(e).__name__}: {message[:300]}\n{_where(e)}"
+        return None
+    except Exception as e:          # anything else is a wrong kind of error
+        return f"unexpected {type(e).__name__}: {e}\n{_where(e)}"
+    if expect == RAISE:
+        return f"accepted ({_short(result)})"
+    return accepts(result) if accepts is not None else None
+
+
+def _names(argument):
+    """The ways a message may name an argument (``x[1]`` is element 1 of a variadic x)."""
+    base = argument.split("[")[0]
+    return (f"'{argument}'", f"'{base}'", f"{base}=", f"'{base}[")
+
+
+def _raised_in_numpy(error):
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and "/numpy/" in frames[-1].filename
+
+
+def _where(error):
+    frames = traceback.extract_tb(error.__traceback__)[-3:]
+    return " <- ".join(f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in reversed(frames))
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+def report(failures):
+    assert not failures, "\n".join(f"- {what}: {why}" for what, why in failures)
+
 
 
 # --- mistakes, by what the argument is (label, bad value, expectation) ----------------------

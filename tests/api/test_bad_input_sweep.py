@@ -38,143 +38,17 @@ failures listed together, so the sweep stays fast (a few seconds).
 from __future__ import annotations
 
 import inspect
-import signal
-import traceback
-
-import pytest
-
 import pathlib
 
-import nnabla as nn
-from nnabla._spec import BY_SNAKE
+import pytest
 from bad_input_sweep_calls import (EITHER, F_NAMES, F_NOT_SWEPT, PF_NAMES, PF_NOT_SWEPT, RAISE,
-                                   SOLVER_NAMES, STRICT, function_calls, pf_calls,
-                                   solver_calls)
+                                   SOLVER_NAMES, STRICT, function_calls, judge, pf_calls,
+                                   report, solver_calls, watchdog)
+
+from nnabla._spec import BY_SNAKE
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
-ALLOWED = (TypeError, ValueError, RuntimeError)
-# Errors that say the code tripped over the input instead of checking it.
-INTERNAL = (AttributeError, IndexError, KeyError, ZeroDivisionError, OverflowError,
-            AssertionError, SystemError, RecursionError)
-INTERNAL_MESSAGES = ("'NoneType' object", "NoneType' object", "object is not subscriptable",
-                     "object is not iterable", "has no len()", "unsupported operand type",
-                     "not supported between instances", "object cannot be interpreted")
-SECONDS_PER_ENTRY_POINT = 20
-
-
-class _Hang(Exception):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def _watchdog():
-    """Fail (instead of hanging the suite) when an entry point takes too long."""
-    def alarm(signum, frame):
-        raise _Hang("timed out")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(SECONDS_PER_ENTRY_POINT)
-    nn.clear_parameters()
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
-    nn.clear_parameters()
-
-
-def _state():
-    """What a failed call must leave as it was."""
-    from nnabla import parameter
-    params = nn.get_parameters(grad_only=False)
-    return ({k: (id(v), v.shape, v.need_grad) for k, v in params.items()},
-            parameter.get_current_parameter_scope(),
-            repr(nn.get_current_context()), repr(nn.context.get_default_context())
-            if hasattr(nn.context, "get_default_context") else None,
-            nn.get_auto_forward())
-
-
-def _variables(result):
-    if isinstance(result, nn.Variable):
-        return [result]
-    if isinstance(result, (list, tuple)):
-        return [v for r in result for v in _variables(r)]
-    return []
-
-
-def _run(result):
-    """Run the graph a call built (the forward pass of what it returned)."""
-    outputs = _variables(result)
-    if outputs:
-        nn.forward_all(outputs) if len(outputs) > 1 else outputs[0].forward()
-
-
-INCONSISTENT = ("one value more", "one value less", "negative values", "-1")
-
-
-def _judge(api, argument, call, expect, accepts=None, names=(), argument_label=None):
-    """None if ``call`` behaves (see the module docstring), else why not.
-
-    ``accepts`` (optional) checks an accepted result and returns a problem or None."""
-    nn.clear_parameters()           # each call starts afresh (parametric functions)
-    before = _state()
-    try:
-        result = call()
-        _run(result)
-    except _Hang:
-        raise
-    except INTERNAL as e:
-        return f"internal {type(e).__name__}: {e}\n{_where(e)}"
-    except ALLOWED as e:
-        message = str(e)
-        problems = []
-        if any(m in message for m in INTERNAL_MESSAGES):
-            problems.append("an internal message")
-        if _raised_in_numpy(e):
-            problems.append("raised inside numpy")
-        if api not in message and api.split(".")[-1] + ":" not in message:
-            problems.append(f"does not name {api}")
-        if argument is not None and not any(a in message for a in _names(argument)):
-            # A size inconsistent with the inputs may be reported as another argument's
-            # shape mismatch.
-            label = argument_label or ""
-            if not (label in INCONSISTENT or expect == EITHER) or not any(
-                    f"'{n}'" in message for n in names):
-                problems.append(f"does not name the argument {argument!r}")
-        if _state() != before:
-            problems.append("changed state")
-        if problems:
-            return f"{', '.join(problems)}: {type(e).__name__}: {message[:300]}\n{_where(e)}"
-        return None
-    except Exception as e:          # anything else is a wrong kind of error
-        return f"unexpected {type(e).__name__}: {e}\n{_where(e)}"
-    if expect == RAISE:
-        return f"accepted ({_short(result)})"
-    return accepts(result) if accepts is not None else None
-
-
-def _names(argument):
-    """The ways a message may name an argument (``x[1]`` is element 1 of a variadic x)."""
-    base = argument.split("[")[0]
-    return (f"'{argument}'", f"'{base}'", f"{base}=", f"'{base}[")
-
-
-def _raised_in_numpy(error):
-    frames = traceback.extract_tb(error.__traceback__)
-    return bool(frames) and "/numpy/" in frames[-1].filename
-
-
-def _where(error):
-    frames = traceback.extract_tb(error.__traceback__)[-3:]
-    return " <- ".join(f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in reversed(frames))
-
-
-def _short(value):
-    text = repr(value)
-    return text if len(text) < 80 else text[:77] + "..."
-
-
-def _report(failures):
-    assert not failures, "\n".join(f"- {what}: {why}" for what, why in failures)
-
-
+_watchdog = pytest.fixture(autouse=True)(watchdog)
 # --- F, PF and S, with nnabla 1.39's answers ------------------------------------------------
 
 def _nnabla_answers():
@@ -235,15 +109,15 @@ def _sweep(calls):
     spec = BY_SNAKE.get(working.name) if working.module == "F" else None
     if spec is not None:        # the function table's names (mean_subtraction's rmean)
         names |= set(spec.input_names) | set(spec.arg_names)
-    why = _judge(working.api, None, working, EITHER)
+    why = judge(working.api, None, working, EITHER)
     assert why is None, f"the working call {working.key} fails: {why}"
     failures = []
     for call in mistakes:
-        why = _judge(call.api, call.argument, call, _expectation(call), names=names,
+        why = judge(call.api, call.argument, call, _expectation(call), names=names,
                      argument_label=call.key.partition("=")[2])
         if why:
             failures.append((f"{call.key} [nnabla: {NNABLA[call.key]}]", why))
-    _report(failures)
+    report(failures)
 
 
 @pytest.mark.parametrize("snake", F_NAMES)
