@@ -245,7 +245,7 @@ def mistakes_for_value(value, allows_none, count=False):
     if isinstance(value, (tuple, list)) and value and all(
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
         return ints_mistakes(tuple(int(v) for v in value), allows_none, count)
-    if isinstance(value, nn.Variable):
+    if isinstance(value, (nn.Variable, nn.NdArray)):
         return variable_mistakes(value, optional=allows_none)
     return []
 
@@ -306,13 +306,13 @@ F_NOT_SWEPT = {
 NONE_OMITS = ("beta", "gamma", "mean", "variance")
 
 
-def _variable(a):
+def _variable(a, imperative=False):
     if a is None:
         return None
     a = np.array(a)
     if a.dtype == np.int64:         # nnabla 1.39's CPU kernels take int32 indices
         a = a.astype(np.int32)
-    return nn.Variable.from_numpy_array(a)
+    return (nn.NdArray if imperative else nn.Variable).from_numpy_array(a)
 
 
 # Arguments left at their default and not spoiled: quantize_linear's dtype is a numpy type
@@ -345,13 +345,14 @@ def _spec_arg_mistakes(arg, value):
     return []
 
 
-def function_calls(snake):
-    """The working call of ``F.<snake>`` and each of its mistakes."""
+def function_calls(snake, imperative=False):
+    """The working call of ``F.<snake>`` and each of its mistakes; with ``imperative`` the
+    inputs are NdArrays (the function runs at once) instead of Variables."""
     api = f"F.{snake}"
     if snake in F_EXTRA:
         shapes, kwargs = F_EXTRA[snake]
-        inputs = [nn.Variable.from_numpy_array(
-            np.linspace(-1, 1, int(np.prod(s)), dtype=np.float32).reshape(s)) for s in shapes]
+        inputs = [_variable(np.linspace(-1, 1, int(np.prod(s)), dtype=np.float32).reshape(s),
+                            imperative) for s in shapes]
         names = list(inspect.signature(getattr(F, snake)).parameters)[:len(inputs)]
 
         def mistakes(arg, value):
@@ -362,7 +363,8 @@ def function_calls(snake):
     arrays = case.make_inputs()
     if spec.name in SAME_SHAPES:
         arrays = [[x[0] + k for k in range(len(x))] for x in arrays]
-    inputs = [[_variable(a) for a in x] if isinstance(x, list) else _variable(x) for x in arrays]
+    inputs = [[_variable(a, imperative) for a in x] if isinstance(x, list)
+              else _variable(x, imperative) for x in arrays]
     params = inspect.signature(getattr(F, snake)).parameters
     by_name = {a.name: a for a in spec.args}
     kwargs = {n: case.args.get(n, by_name[n].default) for n in params if n in by_name}

@@ -125,6 +125,13 @@ def test_functions(snake):
     _sweep(function_calls(snake))
 
 
+@pytest.mark.parametrize("snake", F_NAMES)
+def test_functions_on_ndarrays(snake):
+    """The same calls in imperative mode (NdArray inputs run at once, through the
+    wrappers' fast path once a call of the same shapes and arguments has run)."""
+    _sweep(function_calls(snake, imperative=True))
+
+
 @pytest.mark.parametrize("name", PF_NAMES)
 def test_parametric_functions(name):
     _sweep(pf_calls(name))
