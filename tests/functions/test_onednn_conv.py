@@ -386,3 +386,57 @@ def test_environment_variable_turns_onednn_off():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out[:2] == ["True", "False"] and "NNABLA_CPU_ONEDNN" in out[2]
+
+
+@needs_onednn
+def test_thread_count_changes_rebuild_the_primitives():
+    """oneDNN fixes a primitive's thread count when it is made; a plan made for 2 threads
+    and run after set_num_threads(1) (and back) gives the same results."""
+    import nnabla_ext.cpu as cpu
+    rng = np.random.RandomState(7)
+    x = rng.randn(4, 8, 9, 9).astype(np.float32)
+    w = rng.randn(8, 8, 3, 3).astype(np.float32)
+    n = cpu.get_num_threads()
+    results = []
+    try:
+        for threads in (2, 1, 2):
+            cpu.set_num_threads(threads)
+            k = _kernel("Convolution", [x.shape, w.shape, None], {"pad": (1, 1)})
+            results.append(k.forward([x, w, None])[0])
+    finally:
+        cpu.set_num_threads(n)
+    y_ref = ref_conv(x, w, (1, 1), (1, 1), (1, 1), 1)
+    for y in results:
+        np.testing.assert_allclose(y, y_ref, rtol=1e-4, atol=1e-4)
+
+
+FORK_SCRIPT = """
+import os, sys
+import numpy as np
+import nnabla_ext.cpu as cpu
+from nnabla._spec import SPECS
+from nnabla._spec.binding import bind_args, infer
+from nnabla_ext.cpu.kernels import CPU_KERNELS
+cpu.set_num_threads(2)
+spec = SPECS["Convolution"]
+shapes = [(8, 16, 16, 16), (16, 16, 3, 3), None]
+bound, outs = infer(spec, shapes, bind_args(spec, {"pad": (1, 1)}))
+k = CPU_KERNELS["Convolution"](spec, bound, shapes, outs)
+assert k.plan is not None
+rng = np.random.RandomState(0)
+xs = [rng.randn(*shapes[0]).astype(np.float32), rng.randn(*shapes[1]).astype(np.float32), None]
+ref = k.forward(xs)[0]
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if np.allclose(k.forward(xs)[0], ref, atol=1e-5) else 3)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@needs_onednn
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_forked_child_runs_convolutions():
+    """GNU OpenMP's team does not survive fork(): the child runs oneDNN on one thread
+    instead of waiting forever for the parent's workers."""
+    subprocess.run([sys.executable, "-c", FORK_SCRIPT], check=True, timeout=120)

@@ -18,6 +18,7 @@
 // every call first applies the count set by set_num_threads (nnabla_ext.cpu's), so
 // oneDNN's team follows the plugin's thread setting.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -62,14 +63,26 @@ OmpSetNumThreads omp_setter() {
   return fn;
 }
 
+// GNU OpenMP's team does not survive fork(): a child whose first parallel region asks
+// for more than one thread waits for workers that do not exist. A forked child therefore
+// runs oneDNN on one thread (set_num_threads can raise it again, at the user's risk).
+void after_fork_in_child() { g_threads.store(1); }
+
 // The OpenMP thread count is per calling thread: apply ours when it changed.
-void apply_threads() {
+// Returns that count.
+int apply_threads() {
+  static const bool fork_handler = [] {
+    pthread_atfork(nullptr, nullptr, &after_fork_in_child);
+    return true;
+  }();
+  (void)fork_handler;
   static thread_local int applied = 0;
   const int want = g_threads.load(std::memory_order_relaxed);
   if (want != applied) {
     if (OmpSetNumThreads fn = omp_setter()) fn(want);
     applied = want;
   }
+  return want;
 }
 
 dnnl::engine &engine() {
@@ -206,6 +219,7 @@ class Plan {
     }
     // The forward descriptor (a hint for both backward passes) is made now, so a
     // geometry oneDNN cannot take fails here, where the caller falls back.
+    threads_ = apply_threads();
     fwd_pd_ = make_forward(false);
   }
 
@@ -226,7 +240,7 @@ class Plan {
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      apply_threads();
+      follow_threads();
       auto &f = forward_parts(with_bias);
       dnnl::stream s(engine());
       auto src = input(f.src, px, s, 0);
@@ -254,7 +268,7 @@ class Plan {
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      apply_threads();
+      follow_threads();
       auto &b = data_parts();
       dnnl::stream s(engine());
       auto ddst = input(b.ddst, pd, s, 0);
@@ -280,7 +294,7 @@ class Plan {
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
-      apply_threads();
+      follow_threads();
       auto &b = weight_parts(with_bias);
       dnnl::stream s(engine());
       auto ddst = input(b.ddst, pd, s, 0);
@@ -381,6 +395,20 @@ class Plan {
     return *slot;
   }
 
+  // oneDNN fixes a primitive's thread count when it is made (its work split), and runs
+  // it on that many: after set_num_threads the primitives are made again.
+  void follow_threads() {
+    const int now = apply_threads();
+    if (now == threads_) return;
+    forward_[0].reset();
+    forward_[1].reset();
+    data_.reset();
+    weights_[0].reset();
+    weights_[1].reset();
+    fwd_pd_ = make_forward(false);
+    threads_ = now;
+  }
+
   // The memory the primitive reads for a user input (reordered when layouts differ).
   static dnnl::memory input(const Operand &op, const float *data, dnnl::stream &s, int slot) {
     dnnl::memory user(op.user, engine(), const_cast<float *>(data));
@@ -407,6 +435,7 @@ class Plan {
   dims_t pad_r_, dil_;
   dnnl::memory::desc src_user_, dst_user_, w_user_, b_user_;
   dnnl::convolution_forward::primitive_desc fwd_pd_;
+  int threads_ = 1;  // the OpenMP thread count the primitives were made for
   std::unique_ptr<Forward> forward_[2];
   std::unique_ptr<BackwardData> data_;
   std::unique_ptr<BackwardWeights> weights_[2];
