@@ -146,28 +146,50 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
     if spec.name == "Reshape" and args.get("inplace"):
         return None
     differentiable = spec.differentiable
-    new_variable = Variable.__new__
+    new_variable, new_node, new_function = Variable.__new__, VarNode.__new__, Function.__new__
+    link, mark_needed, state, ref = _graph.link, _graph.mark_needed, STATE, weakref.ref
+    in_dtypes, out_dtypes, grad_dtype = plan
+    family = binding.family
+
+    unary = len(spec.inputs) == 1 and not (spec.variadic_input or spec.inputs[0].optional)
 
     def build(in_nodes, ctx):
-        need_grad = False
-        if differentiable:
-            for n in in_nodes:
-                if n is not None and n.need_grad:
-                    need_grad = True
-                    break
-        out = VarNode(out_shape, need_grad,
-                      data=runner([None if n is None else n.data for n in in_nodes]))
-        if STATE.global_recompute:
-            out.recompute = True
-        outs = (out,)
-        f = Function(spec, args, ctx, binding, kernel, in_nodes, outs, plan)
-        _graph.link(f, in_nodes, outs)
-        if need_grad:
-            _graph.mark_needed(f, in_nodes, outs)
+        if unary:
+            x = in_nodes[0]
+            need_grad = differentiable and x.need_grad
+            data = runner([x.data])
+        else:
+            need_grad = False
+            if differentiable:
+                for n in in_nodes:
+                    if n is not None and n.need_grad:
+                        need_grad = True
+                        break
+            data = runner([None if n is None else n.data for n in in_nodes])
+        # the output node and the function as VarNode.__init__ and Function.__init__ make
+        # them (tests/core/test_auto_forward_nodes.py compares every slot), without the calls
+        out = new_node(VarNode)
+        out.data = data
+        out._grad = out.parent = out.owner = out.stop = None
+        out.need_grad = need_grad
+        out.persistent = out.needed = False
+        out.recompute = state.global_recompute
+        out.name = ""
         out.auto = True
+        out.refs = ()
+        f = new_function(Function)
+        f.spec, f._args, f.ctx, f.binding, f.kernel, f.family = spec, args, ctx, binding, \
+            kernel, family
+        f.in_nodes = in_nodes
+        f.out_refs = [ref(out)]
+        f._tags = f._name = f._before_forward = None
+        f.in_dtypes, f.out_dtypes, f.grad_dtype = in_dtypes, out_dtypes, grad_dtype
+        link(f, in_nodes, (out,))
+        if need_grad:
+            mark_needed(f, in_nodes, (out,))
         v = new_variable(Variable)
         v._node = out
-        out.owner = weakref.ref(v)
+        out.owner = ref(v)
         return v
     return build
 

@@ -27,10 +27,22 @@ def bump():
 
 
 def link(f, in_nodes, out_nodes):
+    """Make ``f`` the parent of ``out_nodes`` and a consumer of ``in_nodes``.
+
+    A node's consumers are weak references (``refs``: an empty tuple until the first,
+    then a list); the dead ones are dropped whenever the list reaches a power of two, so
+    a variable fed to many short-lived functions (auto-forward) keeps a short list."""
     ref = weakref.ref(f)
     for n in in_nodes:
         if n is not None:
-            n.refs.append(ref)
+            refs = n.refs
+            if not refs:
+                n.refs = [ref]
+                continue
+            refs.append(ref)
+            size = len(refs)
+            if size >= 16 and not size & (size - 1):
+                refs[:] = [r for r in refs if r() is not None]
     for n in out_nodes:
         n.parent = f
     STATE.graph_version += 1

@@ -39,7 +39,7 @@ class VarNode:
         self.owner = None
         self.needed = False      # some backward pass reads this node's data
         self.auto = False        # created in auto-forward mode (released with its handle)
-        self.refs = []           # weak references to functions consuming this node
+        self.refs = ()           # weak references to its consumers (see _graph.link)
         self.stop = None         # need_grad set explicitly on an intermediate: not value
 
     @property
@@ -164,8 +164,12 @@ class Variable:
     def __del__(self):
         # auto-forward: the last handle of an intermediate no backward reads clears its data
         node = getattr(self, "_node", None)     # None: the constructor raised
-        if node is not None and node.auto and not node.needed and not node.persistent \
-                and node.parent is not None:
+        if node is None:
+            return
+        owner = node.owner
+        if owner is not None and owner() is self:
+            node.owner = None       # the graph keeps no dead weak reference
+        if node.auto and not node.needed and not node.persistent and node.parent is not None:
             data = node.data
             if data.sharers is not None and _shared_with_another_handle(data, node):
                 return
