@@ -143,6 +143,11 @@ def _array_rows():
         rows.append(("NdArray.cast", "dtype", label, lambda b=bad: _x().data.cast(b), expect))
     for label, bad, expect in [NONE + (RAISE,), STR + (RAISE,), ("a list", [1], RAISE)]:
         rows.append(("NdArray.fill", "value", label, lambda b=bad: _x().data.fill(b), expect))
+    # nnabla 1.39 takes any object's truth value for these flags.
+    for attr in ("need_grad", "persistent"):
+        for label, bad, expect in [("a str for a bool", "yes", EITHER), NONE + (EITHER,)]:
+            rows.append((f"Variable.{attr}", None, label,
+                         lambda b=bad, a=attr: setattr(_x(), a, b), expect))
     for label, bad, expect in [("a list", [_x()], RAISE), ("a numpy array", np.ones(3), RAISE),
                                NONE + (RAISE,)]:
         rows.append(("Variable.rewire_on", "var", label,
@@ -290,6 +295,10 @@ def _iterator_rows(tmp_path):
         rows.append(make("data_iterator_csv_dataset", di.data_iterator_csv_dataset,
                          {"uri": str(csv), "batch_size": 2, "use_thread": False,
                           "with_file_cache": False}, "uri", label, bad, expect))
+    for label, bad, expect in [NONE + (RAISE,), ("an int", 3, RAISE)]:
+        rows.append(make("data_iterator_cache", di.data_iterator_cache,
+                         {"uri": str(tmp_path), "batch_size": 2, "use_thread": False}, "uri",
+                         label, bad, expect))
     for label, bad, expect in COUNT_MISTAKES:
         rows.append(make("data_iterator_csv_dataset", di.data_iterator_csv_dataset,
                          {"uri": str(csv), "batch_size": 2, "use_thread": False,
