@@ -440,3 +440,22 @@ def test_forked_child_runs_convolutions():
     """GNU OpenMP's team does not survive fork(): the child runs oneDNN on one thread
     instead of waiting forever for the parent's workers."""
     subprocess.run([sys.executable, "-c", FORK_SCRIPT], check=True, timeout=120)
+
+
+@pytest.mark.skipif(not ON_WHEEL_PLATFORM or ONEDNN_OFF,
+                    reason="onednn-cpu-gomp exists for x86-64 Linux only, or NNABLA_CPU_ONEDNN=0")
+@pytest.mark.parametrize("user_policy, expected", [(None, "PASSIVE"), ("active", "ACTIVE")])
+def test_openmp_starts_passive_unless_the_user_chose(user_policy, expected):
+    """libgomp prints its settings with OMP_DISPLAY_ENV; our default does not leak into the
+    environment that child processes inherit."""
+    env = dict(os.environ, OMP_DISPLAY_ENV="TRUE")
+    env.pop("GOMP_SPINCOUNT", None)
+    env.pop("OMP_WAIT_POLICY", None)
+    if user_policy:
+        env["OMP_WAIT_POLICY"] = user_policy
+    code = ("import os; from nnabla_ext.cpu import _onednn; assert _onednn.conv is not None;"
+            "print('LEAKED' if os.environ.get('OMP_WAIT_POLICY') == 'passive' else 'CLEAN')")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    assert f"OMP_WAIT_POLICY = '{expected}'" in done.stderr
+    assert done.stdout.strip() == "CLEAN"

@@ -6,13 +6,16 @@ against oneDNN's headers but not linked to ``libdnnl``: this module loads
 x86-64 Linux) with ``RTLD_GLOBAL`` first, and the module's oneDNN symbols resolve to it.
 When the library or the module is missing, or loading fails, :data:`conv` is ``None``
 and :data:`reason` says why; the convolution kernels then keep their im2col + GEMM
-path. ``NNABLA_CPU_ONEDNN=0`` turns oneDNN off before anything is loaded.
+path. ``NNABLA_CPU_ONEDNN=0`` turns oneDNN off before anything is loaded. GNU OpenMP
+(oneDNN's threads) starts with ``OMP_WAIT_POLICY=passive`` unless the environment sets a
+wait policy or ``GOMP_SPINCOUNT`` (see :func:`_passive_openmp`).
 
 :func:`enabled` and :func:`set_enabled` switch the oneDNN path at run time (kernels set
 up afterwards follow the switch).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import importlib.metadata
@@ -45,19 +48,44 @@ def _library_paths():
     return [p for p in paths if not (p in seen or seen.add(p))]
 
 
+@contextlib.contextmanager
+def _passive_openmp(environ=os.environ):
+    """``OMP_WAIT_POLICY=passive`` while GNU OpenMP starts, unless the user chose a policy.
+
+    libgomp reads it once, when it is loaded (with libdnnl, here). oneDNN's idle workers
+    then sleep at once instead of spinning for ~300000 iterations after every parallel
+    region, on cores that our thread pool, numpy and other processes need. Measured on this
+    2-core machine under load (benchmarks/README.md, issue 10): 3x3 convolution 64x128x8x8
+    forward + backward on 2 threads 105-116 ms passive against 278-286 ms spinning
+    (PyTorch 307-356 ms); ResNet-18 inference at batch 1 72-222 ms against 1242-1342 ms.
+    The variable is restored afterwards, so child processes inherit the user's environment.
+    """
+    if "OMP_WAIT_POLICY" in environ or "GOMP_SPINCOUNT" in environ:
+        yield
+        return
+    environ["OMP_WAIT_POLICY"] = "passive"
+    try:
+        yield
+    finally:
+        environ.pop("OMP_WAIT_POLICY", None)
+
+
 def _load():
     global conv, reason, _enabled
     if os.environ.get("NNABLA_CPU_ONEDNN", "1").strip().lower() in ("0", "false", "off", "no"):
         reason = "NNABLA_CPU_ONEDNN is off"
         return
     errors = []
-    for path in _library_paths():
-        try:
-            ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
-            break
-        except OSError as e:
-            errors.append(f"{path}: {e}")
-    else:
+    with _passive_openmp():
+        for path in _library_paths():
+            try:
+                ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+                break
+            except OSError as e:
+                errors.append(f"{path}: {e}")
+        else:
+            path = None
+    if path is None:
         reason = ("libdnnl.so.3 not loaded (install onednn-cpu-gomp==2023.2.0): "
                   + "; ".join(errors))
         return
