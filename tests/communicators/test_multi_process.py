@@ -53,3 +53,7 @@ def test_packs_are_kept_and_hold_their_arrays_results_without_overwriting_held_v
 
 def test_all_reduce_of_arrays_zeroed_on_every_rank_is_skipped_as_in_nnabla(run_mpi):
     run_mpi("zeroing")
+
+
+def test_a_forecast_layout_is_checked_in_its_data_message_and_deviations_raise(run_mpi):
+    run_mpi("forecast")

@@ -25,10 +25,13 @@ needed; ``NNABLA_MPI_PACK_CACHE_BYTES`` sets the limit when the module is import
 list that does not fit goes through a shared scratch buffer and copies back. float16 is
 summed in float32 (MPI has no half type) and copied back.
 
-Before each collective the processes exchange a 16-byte signature of what they are about to
-do (operation, sizes, dtypes), so mismatched shapes or dtypes across ranks raise a
-``ValueError`` on every rank instead of summing garbage or hanging
-(``NNABLA_MPI_CHECK_LAYOUT=0`` skips it); the exchange runs while the packs are filled.
+Every rank checks that all of them pass the same layout (operation, shapes, dtypes, options),
+so mismatched shapes or dtypes across ranks raise a ``ValueError`` on every rank instead of
+summing garbage or hanging (``NNABLA_MPI_CHECK_LAYOUT=0`` skips it): by an exchange of a
+16-byte signature before the data (run while the packs are filled), or, for a packed
+``all_reduce`` whose layout was forecast from the collectives before it (as in a training
+loop), by flags summed in its first data message, which saves the exchange's
+synchronisation of the processes (see :class:`_Forecasts`).
 
 Watchdog (nnabla's variables): with ``NNABLA_MPI_WATCH_DOG_ENABLE`` set to a non-zero value,
 collectives run non-blocking and are polled; one not done within
@@ -63,6 +66,9 @@ _OPS = {"all_reduce": 1, "reduce": 2, "bcast": 3, "all_gather": 4, "reduce_scatt
 OWN_MESSAGE_BYTES = 8 << 20
 # Bytes of resident pack buffers kept per communicator (see _Pack).
 PACK_CACHE_BYTES = int(os.environ.get("NNABLA_MPI_PACK_CACHE_BYTES", 256 << 20))
+# Values after the arrays' values in every pack buffer: [this rank's layout is the forecast
+# one, all of this rank's arrays are only zeroed], summed with the data (see _Forecasts).
+HEADER = 2
 
 
 def _mpi(name):
@@ -123,6 +129,8 @@ class MpiCommunicator(Communicator):
         self._scratch = {}           # wire dtype -> (used, buffer) for packs that are not kept
         self._packs = {}             # (wire dtype, ids of the arrays) -> kept _Pack
         self._packs_bytes = 0
+        self._forecasts = {}         # group -> _Forecasts (layout checks riding in the data)
+        self._probe = None           # zero buffer sent in place of a forecast message
         # the type an array without one yet (only zeroed or filled) is communicated in
         half = bool(ctx.backend) and ctx.backend[0].endswith(":half")
         self._untyped = np.dtype(np.float16 if half else np.float32)
@@ -162,22 +170,32 @@ class MpiCommunicator(Communicator):
     def _all_reduce(self, arrays, division, inplace, group, scale):
         comm = self._comm("all_reduce", group)
         # As nnabla: when every array of every rank is only zeroed (NdArray.zeroing), there
-        # is nothing to sum and they stay zeroed. The ranks learn it from the layout
-        # exchange (so not with NNABLA_MPI_CHECK_LAYOUT=0).
+        # is nothing to sum and they stay zeroed. The ranks learn it from the layout check
+        # (so not with NNABLA_MPI_CHECK_LAYOUT=0).
         zeroed = all(a.zeroing for a in arrays)
-        if zeroed and comm.Get_size() == 1:
-            return
-        agreement = self._agree_start("all_reduce", group, comm, arrays, division, inplace,
-                                      zeroed=zeroed)
-        if zeroed and self._agree_end(agreement):
-            return
         n = comm.Get_size()
+        if zeroed and n == 1:
+            return
         # A pack is scaled as it is filled. Dividing a float by a power of two is exact, so
         # there the division is folded in too: scaling each term by 1/n before the sum gives
         # the bits of dividing the sum (and saves a pass over the buffer).
         folded = division and n & (n - 1) == 0
-        messages = self._messages(arrays, inplace, factor=lambda dtype: scale / n if (
-            folded and dtype.kind == "f") else scale)
+
+        def factor(dtype):
+            return scale / n if folded and dtype.kind == "f" else scale
+        signature = self._signature("all_reduce", comm, arrays, (division, inplace))
+        if signature is not None:
+            forecasts = self._forecasts.get(group)
+            if forecasts is not None and forecasts.hit(signature):
+                self._all_reduce_forecast(comm, group, arrays, signature, factor, division,
+                                          folded, zeroed)
+                return
+        agreement = self._agree_start("all_reduce", group, comm, arrays, division, inplace,
+                                      zeroed=zeroed, signature=signature,
+                                      forecastable=not inplace)
+        if zeroed and self._agree_end(agreement):
+            return
+        messages = self._messages(arrays, inplace, factor=factor)
         if not zeroed:
             self._agree_end(agreement)
         for buf, pack in messages:
@@ -189,6 +207,29 @@ class MpiCommunicator(Communicator):
                 _divide(buf, n)
             if pack is not None:
                 pack.store()
+
+    def _all_reduce_forecast(self, comm, group, arrays, signature, factor, division, folded,
+                             zeroed):
+        """``_all_reduce`` of a call whose layout is the one forecast for this group: the
+        layout check rides in the first message (see :class:`_Forecasts`), so there is one
+        synchronisation of the processes per message, as with raw ``Allreduce``."""
+        messages = self._messages(arrays, False, factor=factor)
+        n = comm.Get_size()
+        for i, (buf, pack) in enumerate(messages):
+            if i == 0:
+                buf[-HEADER:] = (1, zeroed)
+            self._run(comm, "all_reduce", group, "Allreduce", self._MPI.IN_PLACE, buf,
+                      self._MPI.SUM)
+            if i == 0:
+                hits, zeros = buf[-HEADER:].tolist()
+                if hits != n:
+                    self._disagree("all_reduce", group, comm, arrays, signature, hits)
+                if zeros == n:       # every rank's arrays only zeroed: they stay so
+                    break
+            if division and not (folded and buf.dtype.kind == "f"):
+                _divide(buf, n)
+            pack.store()
+        self._forecasts[group].learn(signature)
 
     def _reduce(self, arrays, dst, division, inplace, group):
         comm = self._comm("reduce", group)
@@ -277,13 +318,13 @@ class MpiCommunicator(Communicator):
                 own = None       # no stray reference to a pack buffer (see _Pack.prepare)
             wire = _F32 if dtype == _F16 else dtype
             if inplace:
-                pack = self._pack({id(array): a}, wire)
+                pack = self._pack([a], wire)
                 messages.append((pack.buf, pack))
             else:
                 batch = packs.get(wire)
                 if batch is None:
-                    batch = packs[wire] = {}
-                batch.setdefault(id(array), a)      # an array listed twice is packed once
+                    batch = packs[wire] = []
+                batch.append(a)     # an array listed twice: twice (the sizes are the layout's)
         for dtype, batch in packs.items():
             pack = self._pack(batch, dtype)
             messages.append((pack.buf, pack))
@@ -293,17 +334,16 @@ class MpiCommunicator(Communicator):
                     pack.fill(1.0 if factor is None else factor(pack.buf.dtype))
         return messages
 
-    def _pack(self, arrays, dtype):
-        """The :class:`_Pack` (of wire ``dtype``) of ``arrays`` (``{id of the storage:
-        NdArray}``): the kept one when they were packed before, else a new one (kept if it
-        fits in ``PACK_CACHE_BYTES``, else cut from the shared scratch buffer)."""
-        key = (dtype, tuple(arrays))
-        batch = list(arrays.values())
+    def _pack(self, batch, dtype):
+        """The :class:`_Pack` (of wire ``dtype``) of the NdArrays ``batch``: the kept one
+        when they were packed before, else a new one (kept if it fits in
+        ``PACK_CACHE_BYTES``, else cut from the shared scratch buffer)."""
+        key = (dtype, tuple(id(a._array) for a in batch))
         pack = self._packs.get(key)
         if pack is not None and pack.holds(batch):
             pack.prepare()
             return pack
-        count = sum(_size(a) for a in batch)
+        count = sum(_size(a) for a in batch) + HEADER
         nbytes = count * dtype.itemsize
         if pack is not None:                 # the ids of dead arrays, reused
             self._forget(key)
@@ -320,7 +360,7 @@ class MpiCommunicator(Communicator):
                                         dtype)
             self._scratch[dtype] = (used + count, buf)
             return _Pack(batch, buf[used:used + count], kept=False)
-        pack = _Pack(batch, np.empty(count, dtype), kept=True)
+        pack = _Pack(batch, np.zeros(count, dtype), kept=True)
         self._packs[key] = pack
         self._packs_bytes += nbytes
         return pack
@@ -328,27 +368,70 @@ class MpiCommunicator(Communicator):
     def _forget(self, key):
         self._packs_bytes -= self._packs.pop(key).buf.nbytes
 
-    def _dtype(self, array):
-        """The numpy type ``array`` is communicated in (its own; the context's float type
-        for an array that has none yet)."""
-        return np.dtype(array.dtype) if array._array.has_type() else self._untyped
-
     def _agree(self, op, group, comm, arrays, *options):
         """Raise on every rank when the ranks are not doing the same collective."""
         self._agree_end(self._agree_start(op, group, comm, arrays, *options))
 
-    def _agree_start(self, op, group, comm, arrays, *options, zeroed=False):
-        """Start exchanging the signature of this collective (see :meth:`_agree_end`) and
-        whether this rank's arrays are all ``zeroed``; ``None`` when the check is off or
-        the group has one process."""
+    def _signature(self, op, comm, arrays, options):
+        """``(op, ((shape, dtype character), ...), options)``: what every rank must pass
+        the same in a collective; ``None`` when it is not checked (switched off, or one
+        process). Made on every call and hashed: kept lean (tuples of strings, whose hashes
+        Python keeps; a numpy dtype's is computed each time)."""
         if not self._check_layout or comm.Get_size() == 1:
             return None
-        layout = [(a.shape, self._dtype(a).str) for a in arrays]
-        text = repr((op, layout, options)).encode()
-        mine = np.array([_OPS[op], zlib.crc32(text), zeroed], np.int64)
+        untyped = self._untyped.char
+        layout = []
+        for a in arrays:
+            array = a._array
+            layout.append((array.shape, array.dtype.char if array.has_type() else untyped))
+        return op, tuple(layout), options
+
+    @staticmethod
+    def _text(signature):
+        """The signature as text (the same on every rank for the same signature)."""
+        op, layout, options = signature
+        return repr((op, [(shape, np.dtype(dtype).str) for shape, dtype in layout],
+                     options))
+
+    @staticmethod
+    def _plan(layout):
+        """The packs (``((wire dtype, values), ...)``, in message order) that carry arrays
+        of ``layout`` when every one of them is packed; ``None`` when one travels in its
+        own buffer (such calls are checked by an exchange before the data: no forecast)."""
+        totals = {}
+        for shape, dtype in layout:
+            dtype = np.dtype(dtype)
+            size = math.prod(shape)
+            if size * dtype.itemsize >= OWN_MESSAGE_BYTES:
+                return None
+            wire = _F32 if dtype == _F16 else dtype
+            totals[wire] = totals.get(wire, 0) + size
+        if not totals or next(iter(totals)).kind not in "fiu" \
+                or next(iter(totals)).itemsize < 4:
+            return None      # the header is summed in the first pack: a wide type only
+        return tuple(totals.items())
+
+    def _agree_start(self, op, group, comm, arrays, *options, zeroed=False, signature=None,
+                     forecastable=False):
+        """Start exchanging the signature of this collective (see :meth:`_agree_end`) and
+        whether this rank's arrays are all ``zeroed``; ``None`` when the check is off or
+        the group has one process. When a layout was forecast for this call of the group
+        (and this is not it), the forecast's first message is answered first.
+        ``forecastable``: the call could ride a forecast (a packed ``all_reduce``)."""
+        if not self._check_layout or comm.Get_size() == 1:
+            return None
+        if signature is None:
+            signature = self._signature(op, comm, arrays, options)
+        forecasts = self._forecasts.get(group)
+        hits = 0
+        if forecasts is not None and forecasts.expected() is not None:
+            hits = self._answer(comm, group, op, forecasts.expected())
+        mine = np.array([_OPS[op], zlib.crc32(self._text(signature).encode()), zeroed],
+                        np.int64)
         every = np.empty((comm.Get_size(), 3), np.int64)
         request = comm.Iallgather(mine, every)
-        return request, op, group, mine, every, layout, options
+        packs = self._plan(signature[1]) if forecastable else None
+        return request, group, mine, every, signature, packs, hits
 
     def _agree_end(self, agreement):
         """Raise on every rank when the ranks are not doing the same collective; returns
@@ -356,19 +439,57 @@ class MpiCommunicator(Communicator):
         exchanged)."""
         if agreement is None:
             return False
-        request, op, group, mine, every, layout, options = agreement
+        request, group, mine, every, signature, packs, hits = agreement
+        op, layout, options = signature
         if self._timeout is None:
             request.Wait()
         else:
             self._wait(request, op, group)
         differ = [r for r, row in zip(self._groups[group], every)
                   if (row[:2] != mine[:2]).any()]
-        if differ:
+        if differ or hits:
             raise ValueError(f"{self.NAME}.{op} on group {group!r}: ranks {differ} called a "
                              f"different collective or passed arrays of other shapes, dtypes "
-                             f"or options than rank {self._rank}, which passed {layout} "
-                             f"with {options}; every rank must pass the same")
+                             f"or options than rank {self._rank}, which passed "
+                             f"{_readable(layout)} with {options}; every rank must pass the "
+                             f"same")
+        self._forecasts.setdefault(group, _Forecasts()).learn(signature, packs)
         return bool(every[:, 2].all())
+
+    def _answer(self, comm, group, op, packs):
+        """Take part in the first message of the layout forecast for this call without
+        having it: a zero buffer of its size whose header says so. Returns how many ranks
+        did have it (then the layouts differ: :meth:`_agree_end` raises)."""
+        wire, count = packs[0]
+        size = count + HEADER
+        probe = self._probe
+        if probe is None or probe.dtype != wire or probe.size < size:
+            probe = self._probe = np.zeros(size, wire)
+        buf = probe[:size]
+        buf[count:] = 0
+        self._run(comm, op, group, "Allreduce", self._MPI.IN_PLACE, buf, self._MPI.SUM)
+        hits = int(buf[count])
+        buf[...] = 0
+        return hits
+
+    def _disagree(self, op, group, comm, arrays, signature, hits):
+        """The forecast layout was not every rank's (``hits`` ranks had it): name the
+        ranks that differ, by the exchange the others are making, and raise."""
+        mine = np.array([_OPS[op], zlib.crc32(self._text(signature).encode()), 0], np.int64)
+        every = np.empty((comm.Get_size(), 3), np.int64)
+        request = comm.Iallgather(mine, every)
+        if self._timeout is None:
+            request.Wait()
+        else:
+            self._wait(request, op, group)
+        differ = [r for r, row in zip(self._groups[group], every)
+                  if (row[:2] != mine[:2]).any()]
+        raise ValueError(f"{self.NAME}.{op} on group {group!r}: ranks {differ} called a "
+                         f"different collective or passed arrays of other shapes, dtypes or "
+                         f"options than rank {self._rank}, which passed "
+                         f"{_readable(signature[1])}; every rank "
+                         f"must pass the same (the arrays of this call now hold undefined "
+                         f"values: {hits} of {comm.Get_size()} ranks had sent them)")
 
     def _run(self, comm, op, group, method, *args):
         """``comm.<method>(*args)``; non-blocking under the watchdog."""
@@ -390,6 +511,11 @@ class MpiCommunicator(Communicator):
                     "aborted when this process exits")
             time.sleep(pause)
             pause = min(pause * 2 or 1e-5, 1e-3)
+
+
+def _readable(layout):
+    """``[(shape, dtype name), ...]`` of a signature's layout, for messages."""
+    return [(shape, np.dtype(dtype).name) for shape, dtype in layout]
 
 
 def _size(array):
@@ -422,6 +548,63 @@ def _unpack(buf, batch):
         out = a.get_data("w")
         out[...] = buf[start:start + a.size].reshape(out.shape)
         start += a.size
+
+
+class _Forecasts:
+    """The layout a group's next collective is expected to have, learnt from the sequence of
+    collectives the ranks agreed on (so the same on every rank).
+
+    Checking that every rank passes the same layout by an exchange before the data costs a
+    synchronisation of the processes per collective, which on a loaded machine is most of
+    the overhead over raw ``Allreduce``. Training repeats the same sequence of collectives,
+    so after the two collectives before it the next one's layout is known: when the same
+    layout followed the same two twice in a row, it is *forecast*. A packed ``all_reduce``
+    with the forecast layout then sends its data at once, the check riding in its first
+    message: each pack buffer ends with ``HEADER`` values, [1, zeroed] from a rank whose
+    layout is the forecast one. A rank with another collective or layout sends, instead, a
+    zero buffer of the forecast first message's size with [0, 0], then checks as usual. The
+    sum of the flags tells every rank whether all of them had the forecast layout: all did
+    (the result is right), none did (nothing was summed; the usual exchange follows, and
+    what it agrees on is learnt), or some did: the layouts differ and every rank raises
+    ``ValueError`` (the arrays of the ranks that sent their data hold undefined values).
+    The message sizes never differ between ranks, as MPI needs, since they are those of the
+    forecast, which all ranks share. Calls with arrays in their own buffers, ``inplace`` and
+    other collectives are always checked by the exchange.
+    """
+
+    __slots__ = ("recent", "after", "entry")
+    LIMIT = 4096        # contexts remembered (all forgotten at once beyond: same on every rank)
+
+    def __init__(self):
+        self.recent = (None, None)      # the signatures of the last two agreed collectives
+        self.after = {}                 # recent -> [signature, times in a row, packs]
+        self.entry = None               # after[recent]
+
+    def expected(self):
+        """The packs of the forecast layout, or None when there is no forecast."""
+        entry = self.entry
+        if entry is None or entry[1] < 2:
+            return None
+        return entry[2]
+
+    def hit(self, signature):
+        """Whether ``signature`` is the one forecast."""
+        entry = self.entry
+        return (entry is not None and entry[1] >= 2 and entry[2] is not None
+                and entry[0] == signature)
+
+    def learn(self, signature, packs=None):
+        """Record the agreed collective ``signature`` (``packs``: its packs when it can be
+        forecast; unchanged when it is the forecast one)."""
+        entry = self.entry
+        if entry is not None and entry[0] == signature:
+            entry[1] += 1
+        else:
+            if len(self.after) >= self.LIMIT:
+                self.after.clear()
+            self.after[self.recent] = [signature, 1, packs]
+        self.recent = (self.recent[1], signature)
+        self.entry = self.after.get(self.recent)
 
 
 class _Pack:
@@ -494,6 +677,7 @@ class _Pack:
         """Copy the values of the arrays into the buffer, times ``factor`` (those holding
         their slice are in place already; integers: the product truncated)."""
         buf, views = self.buf, self.views
+        buf[-HEADER:] = 0
         key = (HOST, buf.dtype)
         exact = {"dtype": buf.dtype} if buf.dtype.kind == "f" else {}   # float16 in float32
         for ref, view, (start, stop, _) in zip(self.arrays, views, self.bounds):
