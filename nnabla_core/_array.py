@@ -39,6 +39,28 @@ def _account(nbytes):
         _memory["peak"] = used
 
 
+_new_array = object.__new__
+
+
+def holding(shape, key, arr, nbytes):
+    """A new :class:`SyncedArray` of ``shape`` (a tuple) whose only head is ``arr`` under
+    ``key`` (``(family, dtype)``), ``nbytes`` big: ``SyncedArray(shape, dtype)`` followed by
+    ``put(key, arr, nbytes)`` in one step (the hot path of kernel outputs)."""
+    a = _new_array(SyncedArray)
+    a.shape = shape
+    a.dtype = key[1]
+    a.heads = {key: arr}
+    a.fill_value = a.narrowed = a.sharers = None
+    a.modification_count = 1
+    a.clear_called = a.typed = False
+    a.nbytes_held = nbytes
+    used = _memory["in_use"] + nbytes
+    _memory["in_use"] = used
+    if used > _memory["peak"]:
+        _memory["peak"] = used
+    return a
+
+
 class SyncedArray:
     """See module docstring. ``dtype`` is the type users see through ``NdArray.data``."""
 
