@@ -224,7 +224,7 @@ def clip_by_norm(x, clip_norm, axis=None):
     api = "F.clip_by_norm"
     if not isinstance(clip_norm, (Variable, NdArray)):
         clip_norm = check_value(api, "clip_norm", "float", clip_norm)
-    axes = check_value(api, "axis", "ints", range(len(x.shape)) if axis is None else
+    axes = check_value(api, "axis", "ints", list(range(len(x.shape))) if axis is None else
                        _list(axis))
     sq = call_function("PowScalar", x, val=2.0)
     norm = call_function("PowScalar", call_function("Sum", sq, axes=axes, keep_dims=True),

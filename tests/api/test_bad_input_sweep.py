@@ -159,3 +159,16 @@ def test_every_public_member_is_swept_or_excused(module, swept, excused):
     recorded = _recorded_members(module)
     missing = sorted(recorded - set(swept) - set(excused))
     assert not missing, f"{module}: neither swept nor excused: {missing}"
+
+
+def test_clip_by_norm_checks_its_default_axis_too():
+    """The arguments an adapter fills in itself pass its own checks (axis=None: every
+    axis), with the value numpy gives."""
+    import numpy as np
+
+    import nnabla as nn
+    import nnabla.functions as F
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = F.clip_by_norm(nn.Variable.from_numpy_array(x), 1.0)
+    y.forward()
+    np.testing.assert_allclose(y.d, x / np.sqrt((x ** 2).sum()), rtol=1e-6)
