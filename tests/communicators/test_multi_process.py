@@ -57,3 +57,7 @@ def test_all_reduce_of_arrays_zeroed_on_every_rank_is_skipped_as_in_nnabla(run_m
 
 def test_a_forecast_layout_is_checked_in_its_data_message_and_deviations_raise(run_mpi):
     run_mpi("forecast")
+
+
+def test_float16_in_a_half_communicator_rounds_as_nnabla_s_nccl_half_path(run_mpi):
+    run_mpi("half")

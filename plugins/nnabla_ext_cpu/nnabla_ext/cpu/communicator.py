@@ -183,19 +183,21 @@ class MpiCommunicator(Communicator):
 
         def factor(dtype):
             return scale / n if folded and dtype.kind == "f" else scale
+        # float16 in a half communicator: rounded as nnabla's NCCL communicator does
+        half = (scale, n if division else None)
         signature = self._signature("all_reduce", comm, arrays, (division, inplace))
         if signature is not None:
             forecasts = self._forecasts.get(group)
             if forecasts is not None and forecasts.hit(signature):
-                self._all_reduce_forecast(comm, group, arrays, signature, factor, division,
-                                          folded, zeroed)
+                self._all_reduce_forecast(comm, group, arrays, signature, factor, half,
+                                          division, folded, zeroed)
                 return
         agreement = self._agree_start("all_reduce", group, comm, arrays, division, inplace,
                                       zeroed=zeroed, signature=signature,
                                       forecastable=not inplace)
         if zeroed and self._agree_end(agreement):
             return
-        messages = self._messages(arrays, inplace, factor=factor)
+        messages = self._messages(arrays, inplace, factor=factor, half=half)
         if not zeroed:
             self._agree_end(agreement)
         for buf, pack in messages:
@@ -203,18 +205,19 @@ class MpiCommunicator(Communicator):
                 np.multiply(buf, scale, out=buf, casting="unsafe")
             self._run(comm, "all_reduce", group, "Allreduce", self._MPI.IN_PLACE, buf,
                       self._MPI.SUM)
-            if division and not (folded and pack is not None and buf.dtype.kind == "f"):
+            if division and not (pack is not None and (pack.half or folded and
+                                                       buf.dtype.kind == "f")):
                 _divide(buf, n)
             if pack is not None:
                 pack.store()
 
-    def _all_reduce_forecast(self, comm, group, arrays, signature, factor, division, folded,
-                             zeroed):
+    def _all_reduce_forecast(self, comm, group, arrays, signature, factor, half, division,
+                             folded, zeroed):
         """``_all_reduce`` of a call whose layout is the one forecast for this group: the
         layout check rides in the first message (see :class:`_Forecasts`), so there is one
         synchronisation of the processes per message, as with raw ``Allreduce``."""
-        messages = self._messages(arrays, False, factor=factor)
         n = comm.Get_size()
+        messages = self._messages(arrays, False, factor=factor, half=half)
         for i, (buf, pack) in enumerate(messages):
             if i == 0:
                 buf[-HEADER:] = (1, zeroed)
@@ -226,7 +229,7 @@ class MpiCommunicator(Communicator):
                     self._disagree("all_reduce", group, comm, arrays, signature, hits)
                 if zeros == n:       # every rank's arrays only zeroed: they stay so
                     break
-            if division and not (folded and buf.dtype.kind == "f"):
+            if division and not (pack.half or folded and buf.dtype.kind == "f"):
                 _divide(buf, n)
             pack.store()
         self._forecasts[group].learn(signature)
@@ -288,9 +291,13 @@ class MpiCommunicator(Communicator):
                              f"member of group {group!r} (ranks {self._groups[group]})")
         return comm
 
-    def _messages(self, arrays, inplace, write=True, read=True, factor=None):
+    def _messages(self, arrays, inplace, write=True, read=True, factor=None, half=None):
         """``[(buffer, pack or None)]``: the messages that carry ``arrays``, their packs
         filled (``read``), multiplied by ``factor(wire dtype)`` when it is given.
+
+        ``half``: ``(scale, n or None)`` of an ``all_reduce``: in a half communicator its
+        float16 arrays go in packs of their own, filled as nnabla's NCCL communicator
+        computes in half precision (see :meth:`_Pack.fill_half`; not divided afterwards).
 
         A large array (or, with ``inplace``, any array) whose own buffer can travel is a
         message of its own (the collective works in its buffer; no pack); the others are
@@ -300,6 +307,7 @@ class MpiCommunicator(Communicator):
         """
         messages, packs, seen = [], {}, set()
         self._scratch = {d: (0, buf) for d, (_, buf) in self._scratch.items()}
+        rounded = half is not None and self._untyped == _F16
         for a in arrays:         # per array and call: kept lean (see _size)
             array = a._array
             if array.has_type():
@@ -316,29 +324,35 @@ class MpiCommunicator(Communicator):
                     messages.append((own, None))
                     continue
                 own = None       # no stray reference to a pack buffer (see _Pack.prepare)
-            wire = _F32 if dtype == _F16 else dtype
+            kind = (_F32, rounded) if dtype == _F16 else (dtype, False)
             if inplace:
-                pack = self._pack([a], wire)
+                pack = self._pack([a], kind)
                 messages.append((pack.buf, pack))
             else:
-                batch = packs.get(wire)
+                batch = packs.get(kind)
                 if batch is None:
-                    batch = packs[wire] = []
+                    batch = packs[kind] = []
                 batch.append(a)     # an array listed twice: twice (the sizes are the layout's)
-        for dtype, batch in packs.items():
-            pack = self._pack(batch, dtype)
+        for kind, batch in packs.items():
+            pack = self._pack(batch, kind)
             messages.append((pack.buf, pack))
         if read:
             for _, pack in messages:
-                if pack is not None:
+                if pack is None:
+                    continue
+                if pack.half:
+                    pack.fill_half(*half)
+                else:
                     pack.fill(1.0 if factor is None else factor(pack.buf.dtype))
         return messages
 
-    def _pack(self, batch, dtype):
-        """The :class:`_Pack` (of wire ``dtype``) of the NdArrays ``batch``: the kept one
-        when they were packed before, else a new one (kept if it fits in
-        ``PACK_CACHE_BYTES``, else cut from the shared scratch buffer)."""
-        key = (dtype, tuple(id(a._array) for a in batch))
+    def _pack(self, batch, kind):
+        """The :class:`_Pack` of ``kind`` (``(wire dtype, float16 rounded as nnabla's
+        half communicator)``) of the NdArrays ``batch``: the kept one when they were packed
+        before, else a new one (kept if it fits in ``PACK_CACHE_BYTES``, else cut from the
+        shared scratch buffer)."""
+        key = (kind, tuple(id(a._array) for a in batch))
+        dtype, half = kind
         pack = self._packs.get(key)
         if pack is not None and pack.holds(batch):
             pack.prepare()
@@ -359,8 +373,8 @@ class MpiCommunicator(Communicator):
                 used, buf = 0, np.empty(max(count, 2 * (0 if buf is None else buf.size)),
                                         dtype)
             self._scratch[dtype] = (used + count, buf)
-            return _Pack(batch, buf[used:used + count], kept=False)
-        pack = _Pack(batch, np.zeros(count, dtype), kept=True)
+            return _Pack(batch, buf[used:used + count], kept=False, half=half)
+        pack = _Pack(batch, np.zeros(count, dtype), kept=True, half=half)
         self._packs[key] = pack
         self._packs_bytes += nbytes
         return pack
@@ -393,8 +407,7 @@ class MpiCommunicator(Communicator):
         return repr((op, [(shape, np.dtype(dtype).str) for shape, dtype in layout],
                      options))
 
-    @staticmethod
-    def _plan(layout):
+    def _plan(self, layout):
         """The packs (``((wire dtype, values), ...)``, in message order) that carry arrays
         of ``layout`` when every one of them is packed; ``None`` when one travels in its
         own buffer (such calls are checked by an exchange before the data: no forecast)."""
@@ -404,12 +417,12 @@ class MpiCommunicator(Communicator):
             size = math.prod(shape)
             if size * dtype.itemsize >= OWN_MESSAGE_BYTES:
                 return None
-            wire = _F32 if dtype == _F16 else dtype
-            totals[wire] = totals.get(wire, 0) + size
-        if not totals or next(iter(totals)).kind not in "fiu" \
-                or next(iter(totals)).itemsize < 4:
+            kind = (_F32, self._untyped == _F16) if dtype == _F16 else (dtype, False)
+            totals[kind] = totals.get(kind, 0) + size
+        first = next(iter(totals), (_F16,))[0]
+        if first.kind not in "fiu" or first.itemsize < 4:
             return None      # the header is summed in the first pack: a wide type only
-        return tuple(totals.items())
+        return tuple((kind[0], count) for kind, count in totals.items())
 
     def _agree_start(self, op, group, comm, arrays, *options, zeroed=False, signature=None,
                      forecastable=False):
@@ -621,12 +634,13 @@ class _Pack:
     otherwise the pack takes a new buffer and the old one is left to its holders.
     """
 
-    __slots__ = ("arrays", "buf", "views", "kept", "bounds")
+    __slots__ = ("arrays", "buf", "views", "kept", "bounds", "half")
 
-    def __init__(self, batch, buf, kept):
+    def __init__(self, batch, buf, kept, half=False):
         self.arrays = [weakref.ref(a._array) for a in batch]
         self.buf = buf
         self.kept = kept
+        self.half = half            # float16 arrays, filled by fill_half
         self.views = [None] * len(batch)
         self.bounds = []
         start = 0
@@ -695,6 +709,29 @@ class _Pack:
                     continue
             if factor != 1.0:
                 np.multiply(source, factor, out=region, casting="unsafe", **exact)
+
+    def fill_half(self, scale, n):
+        """Fill with the terms nnabla's half communicator (NCCL, ``ncclHalf``) sums: each
+        float16 value times ``scale`` (computed in float32, rounded to float16, as its pack
+        kernel), then, when dividing by ``n``, times float16(1/n) rounded to float16 (NCCL's
+        ``ncclAvg`` multiplies each term before the sum). The float32 sum of two such terms
+        rounded to float16 (by :meth:`store`) is NCCL's float16 sum; with more processes
+        this rounds once where NCCL rounds after each addition of its ring."""
+        buf = self.buf
+        buf[-HEADER:] = 0
+        # NCCL's scalar: float16 of the float32 1/n
+        inverse = None if n is None else np.float32(np.float16(np.float32(1.0 / n)))
+        for ref, (start, stop, _) in zip(self.arrays, self.bounds):
+            array = ref()
+            if not array.heads and array.fill_value is not None:
+                values = np.full(stop - start, array.fill_value, _F16)
+            else:
+                values = array.get(_F16, HOST).reshape(-1)
+            if scale != 1.0:
+                values = (values.astype(_F32) * np.float32(scale)).astype(_F16)
+            if inverse is not None:
+                values = (values.astype(_F32) * inverse).astype(_F16)
+            buf[start:stop] = values
 
     def store(self):
         """Put the result in the buffer into the arrays (see the class docstring)."""
