@@ -9,6 +9,8 @@ Run with this project's interpreter; the calls are made by the interpreter that 
     NNABLA_REFERENCE_PYTHON=/path/to/python3.10 python tools/record_bad_input_sweep.py
 
 The calls come from tests/api/bad_input_sweep_calls.py; test_bad_input_sweep.py reads the file.
+The answers for random functions (random_choice, random_erase, ...) may differ between runs
+(they depend on the numbers drawn); the test does not use them.
 """
 from __future__ import annotations
 
