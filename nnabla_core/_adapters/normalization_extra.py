@@ -28,7 +28,7 @@ def spectral_norm(w, u, dim=0, itr=1, eps=1e-12, test=False, output_u=False):
     >>> import numpy as np, nnabla as nn, nnabla.functions as F
     >>> w = nn.NdArray.from_numpy_array(np.diag([3., 1.]).astype(np.float32))
     >>> u = nn.NdArray.from_numpy_array(np.array([1., 0.], np.float32))
-    >>> F.spectral_norm(w, u).data.round(4).tolist()
+    >>> np.round(F.spectral_norm(w, u).data.astype(np.float64), 4).tolist()
     [[1.0, 0.0], [0.0, 0.3333]]
     """
     return call_function("SpectralNorm", w, u, dim=dim, itr=itr, eps=eps, test=test,
