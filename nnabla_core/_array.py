@@ -50,7 +50,7 @@ def holding(shape, key, arr, nbytes):
     a.shape = shape
     a.dtype = key[1]
     a.heads = {key: arr}
-    a.fill_value = a.narrowed = a.sharers = None
+    a.fill_value = a.narrowed = a.sharers = a.provisional = None
     a.modification_count = 1
     a.clear_called = a.typed = False
     a.nbytes_held = nbytes

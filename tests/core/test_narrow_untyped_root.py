@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import nnabla as nn
+import nnabla.functions as F
 
 
 def test_filled_window_of_an_untyped_root_casts_the_root_to_half():
@@ -63,3 +64,11 @@ def test_a_window_written_by_an_explicit_cast_types_the_root():
     window.cast(np.float32)[...] = 2        # an explicit write: the type is decided
     with pytest.raises(RuntimeError, match="narrowed array cannot be cast"):
         root.narrow(0, 2, 2).cast(np.float16)
+
+
+def test_windows_of_a_function_output_can_be_filled():
+    y = F.relu(nn.NdArray.from_numpy_array(np.ones(4, np.float32)))    # a kernel's output
+    y.narrow(0, 0, 2).fill(3)
+    np.testing.assert_array_equal(y.data, [3, 3, 1, 1])
+    with pytest.raises(RuntimeError, match="narrowed array cannot be cast"):
+        y.narrow(0, 2, 2).cast(np.float16)
