@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
+#include "activation.h"
 #include "geometry.h"
 
 namespace nbla_native {
@@ -111,35 +113,92 @@ inline bool rows_parallel(idx_t rows, idx_t features) {
 
 }  // namespace detail
 
+// One row of row_norm_forward (below): mean, var, inv_std and y.
+template <typename T>
+NBLA_INLINE void row_norm_forward_row(const T *__restrict xr, const T *gamma, const T *beta,
+                                      T *__restrict yr, T *mean, T *var, T *inv_std,
+                                      idx_t features, T eps) {
+  const double n = double(features);
+  const T m = features ? T(detail::row_sum(features, [&](idx_t i) { return double(xr[i]); }) / n)
+                       : T(0);
+  const double sq = detail::row_sum(features, [&](idx_t i) {
+    const double d = double(xr[i] - m);
+    return d * d;
+  });
+  const T v = features ? T(sq / n) : T(0);
+  const T inv = T(1) / std::sqrt(v + eps);
+  *mean = m;
+  *var = v;
+  *inv_std = inv;
+  if (gamma && beta) {
+    for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv * gamma[i] + beta[i];
+  } else if (gamma) {
+    for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv * gamma[i];
+  } else if (beta) {
+    for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv + beta[i];
+  } else {
+    for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv;
+  }
+}
+
+// One row of row_norm_backward_x (below).
+template <typename T>
+NBLA_INLINE void row_norm_backward_row(const T *__restrict xr, const T *__restrict gr,
+                                       T m, T inv, const T *gamma, const T *dmean,
+                                       const T *dvar, T *__restrict out, idx_t features) {
+  double s_g, s_gxc;
+  if (gamma) {
+    s_g = detail::row_sum(features, [&](idx_t i) { return double(gr[i] * gamma[i]); });
+    s_gxc = detail::row_sum(
+        features, [&](idx_t i) { return double(gr[i] * gamma[i]) * double(xr[i] - m); });
+  } else {
+    s_g = detail::row_sum(features, [&](idx_t i) { return double(gr[i]); });
+    s_gxc = detail::row_sum(features,
+                            [&](idx_t i) { return double(gr[i]) * double(xr[i] - m); });
+  }
+  const T n = T(features ? features : 1);
+  T coef = -inv * inv * inv * T(s_gxc) / n;
+  T cst = -inv * T(s_g) / n;
+  if (dvar) coef += T(2) * *dvar / n;
+  if (dmean) cst += *dmean / n;
+  if (gamma) {
+    for (idx_t i = 0; i < features; ++i)
+      out[i] = gr[i] * gamma[i] * inv + (xr[i] - m) * coef + cst;
+  } else {
+    for (idx_t i = 0; i < features; ++i) out[i] = gr[i] * inv + (xr[i] - m) * coef + cst;
+  }
+}
+
+// float32 rows in vector clones (as activation.h), float64 plain.
+NBLA_VECTOR_CLONES static void row_norm_forward_row_f32(const float *xr, const float *gamma,
+                                                        const float *beta, float *yr,
+                                                        float *mean, float *var,
+                                                        float *inv_std, idx_t features,
+                                                        float eps) {
+  row_norm_forward_row(xr, gamma, beta, yr, mean, var, inv_std, features, eps);
+}
+NBLA_VECTOR_CLONES static void row_norm_backward_row_f32(const float *xr, const float *gr,
+                                                         float m, float inv,
+                                                         const float *gamma,
+                                                         const float *dmean,
+                                                         const float *dvar, float *out,
+                                                         idx_t features) {
+  row_norm_backward_row(xr, gr, m, inv, gamma, dmean, dvar, out, features);
+}
+
 // y = (x - mean) inv_std gamma + beta per row (gamma, beta may be null), with the row's
 // mean, biased variance and inv_std = 1 / sqrt(var + eps).
 template <typename T>
 void row_norm_forward(const T *x, const T *gamma, const T *beta, T *y, T *mean, T *var,
                       T *inv_std, idx_t rows, idx_t features, T eps) {
   parallel_for(rows, detail::rows_parallel(rows, features), [&](idx_t r) {
-    const T *xr = x + r * features;
-    T *yr = y + r * features;
-    const double n = double(features);
-    const T m = features ? T(detail::row_sum(features, [&](idx_t i) { return double(xr[i]); }) / n)
-                         : T(0);
-    const double sq = detail::row_sum(features, [&](idx_t i) {
-      const double d = double(xr[i] - m);
-      return d * d;
-    });
-    const T v = features ? T(sq / n) : T(0);
-    const T inv = T(1) / std::sqrt(v + eps);
-    mean[r] = m;
-    var[r] = v;
-    inv_std[r] = inv;
-    if (gamma && beta) {
-      for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv * gamma[i] + beta[i];
-    } else if (gamma) {
-      for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv * gamma[i];
-    } else if (beta) {
-      for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv + beta[i];
-    } else {
-      for (idx_t i = 0; i < features; ++i) yr[i] = (xr[i] - m) * inv;
-    }
+    const idx_t at = r * features;
+    if constexpr (std::is_same_v<T, float>)
+      row_norm_forward_row_f32(x + at, gamma, beta, y + at, mean + r, var + r, inv_std + r,
+                               features, eps);
+    else
+      row_norm_forward_row(x + at, gamma, beta, y + at, mean + r, var + r, inv_std + r,
+                           features, eps);
   });
 }
 
@@ -152,31 +211,13 @@ void row_norm_backward_x(const T *x, const T *dy, const T *mean, const T *inv_st
                          idx_t features) {
   parallel_for(rows, detail::rows_parallel(rows, features), [&](idx_t r) {
     const idx_t at = r * features;
-    const T *xr = x + at, *gr = dy + at;
-    T *out = dx + at;
-    const T m = mean[r], inv = inv_std[r];
-    double s_g, s_gxc;
-    if (gamma) {
-      s_g = detail::row_sum(features, [&](idx_t i) { return double(gr[i] * gamma[i]); });
-      s_gxc = detail::row_sum(features, [&](idx_t i) {
-        return double(gr[i] * gamma[i]) * double(xr[i] - m);
-      });
-    } else {
-      s_g = detail::row_sum(features, [&](idx_t i) { return double(gr[i]); });
-      s_gxc = detail::row_sum(features,
-                              [&](idx_t i) { return double(gr[i]) * double(xr[i] - m); });
-    }
-    const T n = T(features ? features : 1);
-    T coef = -inv * inv * inv * T(s_gxc) / n;
-    T cst = -inv * T(s_g) / n;
-    if (dvar) coef += T(2) * dvar[r] / n;
-    if (dmean) cst += dmean[r] / n;
-    if (gamma) {
-      for (idx_t i = 0; i < features; ++i)
-        out[i] = gr[i] * gamma[i] * inv + (xr[i] - m) * coef + cst;
-    } else {
-      for (idx_t i = 0; i < features; ++i) out[i] = gr[i] * inv + (xr[i] - m) * coef + cst;
-    }
+    const T *dm = dmean ? dmean + r : nullptr, *dv = dvar ? dvar + r : nullptr;
+    if constexpr (std::is_same_v<T, float>)
+      row_norm_backward_row_f32(x + at, dy + at, mean[r], inv_std[r], gamma, dm, dv, dx + at,
+                                features);
+    else
+      row_norm_backward_row(x + at, dy + at, mean[r], inv_std[r], gamma, dm, dv, dx + at,
+                            features);
   });
 }
 
