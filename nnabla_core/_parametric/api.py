@@ -236,6 +236,9 @@ def argument_checks(signature):
     checks = {}
     for position, (arg, p) in enumerate(signature.parameters.items()):
         default = p.default
+        if arg in _SIZE_ARGUMENTS and isinstance(default, str):
+            checks[arg] = _check_kind("str")    # a name, not a size (sync BN's group)
+            continue
         if position == 0 or arg in _SIZE_ARGUMENTS or arg in _AXIS_ARGUMENTS or \
                 arg in ("name", "outputs", "comm"):
             continue
@@ -332,7 +335,7 @@ def check_arguments(api, first, arguments, checks=None):
                                  f"in [{-ndim}, {ndim}): '{first}' has shape "
                                  f"{tuple(arguments[first].shape)}")
     for arg, (scalar, sequence) in _SIZE_ARGUMENTS.items():
-        if arg not in arguments:
+        if arg not in arguments or arg in (checks or {}):
             continue
         value = arguments[arg]
         if scalar and _int(value):

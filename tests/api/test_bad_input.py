@@ -243,3 +243,15 @@ def test_parameter_files_need_a_path_or_a_file(call):
     with pytest.raises(TypeError, match=r"nn\.(load|save)_parameters: argument 'path' is of "
                        "type"):
         call()
+
+
+def test_sync_batch_normalization_group_is_a_name_not_a_size():
+    """PF.sync_batch_normalization's ``group`` names a communicator group ('world'), while
+    PF.convolution's ``group`` is a count: the checks follow each layer's default."""
+    x = nn.Variable((2, 3, 4, 4))
+    with nn.parameter_scope("sync_bn_group"):
+        with pytest.raises(TypeError, match=r"PF.sync_batch_normalization: argument 'group'"):
+            PF.sync_batch_normalization(x, comm=None, group=3)
+        with pytest.raises(ValueError, match=r"PF.convolution: argument 'group'"):
+            PF.convolution(x, 4, (3, 3), group=0)
+        assert nn.get_parameters() == {}
