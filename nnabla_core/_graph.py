@@ -29,15 +29,20 @@ def bump():
 def link(f, in_nodes, out_nodes):
     """Make ``f`` the parent of ``out_nodes`` and a consumer of ``in_nodes``.
 
-    A node's consumers are weak references (``refs``: an empty tuple until the first,
-    then a list); the dead ones are dropped whenever the list reaches a power of two, so
-    a variable fed to many short-lived functions (auto-forward) keeps a short list."""
+    A node's consumers are weak references in its ``refs``: an empty tuple, the one weak
+    reference of its only consumer (most nodes: one object less for the garbage collector
+    to track), or a list; the dead ones are dropped whenever the list reaches a power of
+    two, so a variable fed to many short-lived functions (auto-forward) keeps a short list.
+    Read them with :func:`consumer_refs`."""
     ref = weakref.ref(f)
     for n in in_nodes:
         if n is not None:
             refs = n.refs
-            if not refs:
-                n.refs = [ref]
+            if refs.__class__ is not list:
+                if refs.__class__ is tuple or refs() is None:
+                    n.refs = ref
+                else:
+                    n.refs = [refs, ref]
                 continue
             refs.append(ref)
             size = len(refs)
@@ -49,6 +54,16 @@ def link(f, in_nodes, out_nodes):
     if not f.python and f.spec.name == "Reshape" and f._args.get("inplace") \
             and in_nodes[0] is not None and in_nodes[0].data.dtype == f.out_dtypes[0]:
         _share_reshaped(in_nodes[0], out_nodes[0])      # (half stores outputs as float16)
+
+
+def consumer_refs(node):
+    """Weak references to the functions consuming ``node`` (some may be dead), in the
+    order they were linked (see :func:`link`)."""
+    refs = node.refs
+    return (refs,) if refs.__class__ is _WeakRef else refs
+
+
+_WeakRef = weakref.ReferenceType
 
 
 def _share_reshaped(source, target):
@@ -623,7 +638,7 @@ def _backward_releases(plan):
             n = ref()
             if n is None or n.persistent or id(n) in roots:
                 continue
-            consumers = [g for g in (r() for r in n.refs) if g is not None]
+            consumers = [g for g in (r() for r in consumer_refs(n)) if g is not None]
             if any(_keeps_inputs(g) or id(g) not in members for g in consumers):
                 continue
             entries.append((ref, id(n) not in shared))
@@ -691,7 +706,7 @@ def _clear_after_recompute(func, state, reads):
     for n in func.in_nodes:
         if n is None:
             continue
-        uses = sum(1 for r in n.refs if r() is not None)
+        uses = sum(1 for r in consumer_refs(n) if r() is not None)
         if uses > 1:
             seen = state.visits[id(n)] = state.visits.get(id(n), 0) + 1
             if seen < uses:

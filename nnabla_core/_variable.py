@@ -163,8 +163,9 @@ class Variable:
 
     def __del__(self):
         # auto-forward: the last handle of an intermediate no backward reads clears its data
-        node = getattr(self, "_node", None)     # None: the constructor raised
-        if node is None:
+        try:
+            node = self._node
+        except AttributeError:      # the constructor raised
             return
         owner = node.owner
         if owner is not None and owner() is self:
@@ -355,7 +356,7 @@ class Variable:
     @property
     def function_references(self):
         """Functions that take this variable as an input."""
-        refs = [r() for r in self._node.refs]
+        refs = [r() for r in _graph.consumer_refs(self._node)]
         return [f for f in refs if f is not None]
 
     def forward(self, clear_buffer=False, clear_no_need_grad=False,

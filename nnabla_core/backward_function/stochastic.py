@@ -7,7 +7,7 @@ the very mask that produced ``y``, and differentiating again reuses it.
 """
 from __future__ import annotations
 
-from .. import _execute
+from .. import _execute, _graph
 from .._array import F32
 from ._grad_function import GradFunction
 
@@ -45,7 +45,7 @@ class DropoutMask(GradFunction):
 
 def dropout_of(x):
     """The Dropout function that consumes ``x`` (the last one created)."""
-    for ref in reversed(x._node.refs):
+    for ref in reversed(_graph.consumer_refs(x._node)):
         f = ref()
         if f is not None and not f.python and f.spec.name == "Dropout":
             return f
