@@ -1,13 +1,14 @@
 // One time step of the RNN, LSTM and GRU cells, forward and backward, fused into one pass
-// each (nnabla_ext/cpu/kernels/recurrent.py holds the formulas and the time loop; the
-// matrix products stay there, through numpy's BLAS, which runs on the same thread pool).
+// each (nnabla_ext/cpu/kernels/recurrent.py holds the formulas, native_recurrent.py the
+// time loop; the matrix products stay there, through numpy's BLAS, which runs on the same
+// thread pool).
 //
 // Shapes, per step: the input projection gx and the recurrent projection gh are
 // (batch, G * hidden) with the gate blocks side by side on each row (LSTM: i, f, g, o;
 // GRU: r, z, n); states are (batch, hidden). The forward step keeps the gates'
-// activations for backward in `act`, which may be gx itself. Rows are independent, so the loops split them
-// across the pool's threads, and every element is computed the same way on any number
-// of threads.
+// activations for backward in `act`, which may be gx itself. Rows are independent, so the
+// loops split them across the pool's threads, and every element is computed the same way
+// on any number of threads.
 #pragma once
 
 #include <algorithm>
