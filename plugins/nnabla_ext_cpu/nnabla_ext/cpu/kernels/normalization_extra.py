@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ._base import Kernel, unbroadcast
-from .normalization import BatchNormalization, sum_to
+from .normalization import LETTERS, BatchNormalization, stat_shape
 
 
 class SpectralNorm(Kernel):
@@ -58,7 +58,11 @@ class SyncBatchNormalization(BatchNormalization):
 
     Forward all-reduces the per-channel sums (then the sums of squared deviations from the
     global mean; two passes, as the local kernel, not E[x^2] - mean^2) with the sample
-    counts, so the processes' batches may differ in size. Backward all-reduces
+    counts, so the processes' batches may differ in size. Every per-channel sum is
+    accumulated in float64, so it does not depend on the layout (``axes=[1]`` or ``[3]``
+    give the same statistics and gradients to float32 rounding; a float32 sum's rounding
+    depends on the order, which a transposed layout changes, and gamma's gradient under a
+    constant ``dy`` is such a sum of values that cancel). Backward all-reduces
     ``sum dy`` and ``sum dy (x - mean)`` (and, with ``output_stat``, the gradients flowing
     into the batch statistics) for the gradient of x. The gradients of beta and gamma stay
     local: the data-parallel all-reduce of all parameter gradients sums them once (nnabla
@@ -109,11 +113,11 @@ class SyncBatchNormalization(BatchNormalization):
         x = xs[0]
         beta, gamma = self.params(xs)
         local_n = x.size // max(math.prod(self.stat), 1)
-        total, count = self.all_reduce(sum_to(xp, x, self.keep), xp.asarray([local_n]))
+        total, count = self.all_reduce(_sum64(xp, x, self.keep), xp.asarray([local_n]))
         self.count = int(count[0])
         mean = (total / self.count).astype(x.dtype)
         xc = x - mean
-        (squares,) = self.all_reduce(sum_to(xp, xc, self.keep, xc))
+        (squares,) = self.all_reduce(_sum64(xp, xc, self.keep, xc))
         var = (squares / self.count).astype(x.dtype)
         self.mean, self.var = mean, var
         self.inv_std = 1.0 / xp.sqrt(var + self.eps)
@@ -140,12 +144,13 @@ class SyncBatchNormalization(BatchNormalization):
         beta, gamma = self.params(xs)
         dy = dys[0]
         xc = xs[0] - self.mean
-        s_dy, s_dyxc = sum_to(xp, dy, self.keep), sum_to(xp, dy, self.keep, xc)
+        s_dy, s_dyxc = _sum64(xp, dy, self.keep), _sum64(xp, dy, self.keep, xc)
         grads = [None] * len(xs)
         if self.has_beta and pd[self.BETA]:
-            grads[self.BETA] = unbroadcast(xp, s_dy, self.in_shapes[self.BETA])
+            grads[self.BETA] = unbroadcast(xp, s_dy.astype(dy.dtype), self.in_shapes[self.BETA])
         if self.has_gamma and pd[self.GAMMA]:
-            grads[self.GAMMA] = unbroadcast(xp, s_dyxc * self.inv_std, self.in_shapes[self.GAMMA])
+            grads[self.GAMMA] = unbroadcast(xp, (s_dyxc * self.inv_std).astype(dy.dtype),
+                                            self.in_shapes[self.GAMMA])
         # All ranks exchange even when this one needs no dx: the collective is collective.
         parts = [s_dy, s_dyxc]
         if self.output_stat:
@@ -167,6 +172,16 @@ class SyncBatchNormalization(BatchNormalization):
         dx += const.astype(dx.dtype)
         grads[0] = dx
         return grads
+
+
+def _sum64(xp, a, keep, b=None):
+    """:func:`sum_to` (``a`` or ``a * b`` summed over the axes not in ``keep``) accumulated
+    in float64: the result does not depend on the order of the terms (the layout)."""
+    s = LETTERS[:a.ndim]
+    out = "".join(s[i] for i in sorted(keep))
+    operands = (a,) if b is None else (a, b)
+    r = xp.einsum(",".join([s] * len(operands)) + "->" + out, *operands, dtype=xp.float64)
+    return r.reshape(stat_shape(a.shape, keep))
 
 
 def _family_of(arr):
