@@ -15,6 +15,7 @@ import numpy as np
 from ._indexing import getitem, setitem
 from ._dispatch import call_function as _call
 from ._nd_array import NdArray
+from ._spec.args import check_value
 from ._variable import Variable
 
 
@@ -148,7 +149,6 @@ def _reshape(self, shape, unlink=False):
     unlinked one also shares the grad.
     """
     if not isinstance(shape, tuple):    # a tuple is checked by F.reshape / nn.Variable
-        from ._spec.args import check_value
         shape = check_value(f"{type(self).__name__}.reshape", "shape", "ints", shape)
     node = self._node
     if unlink:
