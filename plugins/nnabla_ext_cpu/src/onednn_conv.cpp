@@ -9,10 +9,10 @@
 // keyed by the geometry, so a graph re-created every iteration (dynamic mode) does not
 // re-create primitives either.
 //
-// This module is built without linking libdnnl: its oneDNN symbols are resolved when
-// it is imported, from the libdnnl.so.3 that nnabla_ext/cpu/_onednn.py has loaded
-// with RTLD_GLOBAL (the onednn-cpu-gomp wheel's). If that library is missing the import
-// fails and the kernels keep their im2col + GEMM path.
+// The module names libdnnl.so.3 (the onednn-cpu-gomp wheel's, found through its RPATH
+// in <prefix>/lib) when the build environment had the wheel; nnabla_ext/cpu/_onednn.py
+// also loads that library with RTLD_GLOBAL first, which serves builds without it. If the
+// library is missing the import fails and the kernels keep their im2col + GEMM path.
 //
 // Threads: oneDNN (GNU OpenMP build) takes omp_get_max_threads() of the calling thread;
 // every call first applies the count set by set_num_threads (nnabla_ext.cpu's), so

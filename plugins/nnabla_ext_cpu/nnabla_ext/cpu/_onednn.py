@@ -1,9 +1,10 @@
 """oneDNN for the CPU convolutions: finds and loads the library, then the module using it.
 
 The compiled module ``nnabla_ext.cpu._onednn_conv`` (``src/onednn_conv.cpp``) is built
-against oneDNN's headers but not linked to ``libdnnl``: this module loads
-``libdnnl.so.3`` from the ``onednn-cpu-gomp`` wheel (a dependency of the plugin on
-x86-64 Linux) with ``RTLD_GLOBAL`` first, and the module's oneDNN symbols resolve to it.
+against oneDNN's headers and names ``libdnnl.so.3`` (found through its RPATH in
+``<prefix>/lib``); this module loads that library from the ``onednn-cpu-gomp`` wheel (a
+dependency of the plugin on x86-64 Linux) with ``RTLD_GLOBAL`` first, by the path the
+wheel records, so other install layouts work too.
 When the library or the module is missing, or loading fails, :data:`conv` is ``None``
 and :data:`reason` says why; the convolution kernels then keep their im2col + GEMM
 path. ``NNABLA_CPU_ONEDNN=0`` turns oneDNN off before anything is loaded. GNU OpenMP
