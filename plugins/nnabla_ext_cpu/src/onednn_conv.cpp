@@ -18,15 +18,19 @@
 // every call first applies the count set by set_num_threads (nnabla_ext.cpu's), so
 // oneDNN's team follows the plugin's thread setting.
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <atomic>
-#include <cstdlib>
-#include <new>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <list>
 #include <map>
 #include <memory>
@@ -168,6 +172,8 @@ struct Operand {
     if (output) to_user = dnnl::reorder(dnnl::reorder::primitive_desc(e, prim, e, user));
   }
 };
+
+size_t release_library_text();
 
 class Plan {
  public:
@@ -360,6 +366,7 @@ class Plan {
                              Operand(src_user_, pd.src_desc(), true, false),
                              Operand(w_user_, pd.weights_desc(), true, false),
                              Operand(dst_user_, pd.dst_desc(), false, true)});
+      release_library_text();  // creation faulted in code it does not run again
     }
     return *slot;
   }
@@ -373,6 +380,7 @@ class Plan {
                                    Operand(dst_user_, pd.diff_dst_desc(), true, false),
                                    Operand(w_user_, pd.weights_desc(), true, false),
                                    Operand(src_user_, pd.diff_src_desc(), false, true)});
+      release_library_text();
     }
     return *data_;
   }
@@ -391,6 +399,7 @@ class Plan {
                                      Operand(dst_user_, pd.diff_dst_desc(), true, false),
                                      Operand(src_user_, pd.src_desc(), true, false),
                                      Operand(w_user_, pd.diff_weights_desc(), false, true)});
+      release_library_text();
     }
     return *slot;
   }
@@ -441,6 +450,38 @@ class Plan {
   std::unique_ptr<BackwardWeights> weights_[2];
   std::mutex mutex_;
 };
+
+// ------------------------------------------------------------------ library text
+// libdnnl.so.3 keeps its code and read-only data in one 42 MiB executable segment. Its
+// static initializers (one per source file, scattered over the segment) fault pages in
+// on load, and the kernel maps up to 64 KiB of the page cache around each fault: ~30 MiB
+// of the segment became resident at load although a convolution runs little of it (its
+// kernels are generated at run time into anonymous memory). Those pages are clean copies
+// of the file: dropping them from this process (MADV_DONTNEED on a read-only, executable,
+// file-backed mapping) frees them from its RSS, and the code that runs later is mapped
+// again from the page cache on its first use. Returns the bytes advised.
+int release_text_cb(struct dl_phdr_info *info, size_t, void *data) {
+  const char *name = info->dlpi_name;
+  if (!name || !std::strstr(name, "libdnnl.so")) return 0;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  size_t &advised = *static_cast<size_t *>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || (ph.p_flags & PF_W)) continue;
+    const uintptr_t start = (info->dlpi_addr + ph.p_vaddr + page - 1) / page * page;
+    const uintptr_t end = (info->dlpi_addr + ph.p_vaddr + ph.p_filesz) / page * page;
+    if (end > start &&
+        madvise(reinterpret_cast<void *>(start), end - start, MADV_DONTNEED) == 0)
+      advised += end - start;
+  }
+  return 1;
+}
+
+size_t release_library_text() {
+  size_t advised = 0;
+  dl_iterate_phdr(&release_text_cb, &advised);
+  return advised;
+}
 
 // ------------------------------------------------------------------ plan cache
 class PlanCache {
@@ -556,6 +597,10 @@ PYBIND11_MODULE(_onednn_conv, m) {
         "Plans the LRU cache keeps.");
   m.def("cache_stats", [] { return cache().stats(); }, "size, capacity, hits, misses.");
   m.def("clear_cache", [] { cache().clear(); });
+  m.def("release_library_text", &release_library_text,
+        "Drop libdnnl's resident code pages from this process (bytes advised; see source).");
+  // after libdnnl's static initializers, which have run by now (it is a dependency)
+  m.attr("released_text_bytes") = release_library_text();
   m.def("version", [] {
     const dnnl_version_t *v = dnnl_version();
     return py::make_tuple(v->major, v->minor, v->patch);
