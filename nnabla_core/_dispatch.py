@@ -15,6 +15,7 @@ import weakref
 
 from . import _execute, _graph
 from ._array import SyncedArray
+from ._array import holding as _array_holding
 from ._nd_array import NdArray
 from ._spec import SPECS
 from ._spec.binding import bind_args, infer
@@ -148,16 +149,30 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
     differentiable = spec.differentiable
     new_variable, new_node, new_function = Variable.__new__, VarNode.__new__, Function.__new__
     link, mark_needed, state, ref = _graph.link, _graph.mark_needed, STATE, weakref.ref
+    link_more = _graph.add_consumer
     in_dtypes, out_dtypes, grad_dtype = plan
     family = binding.family
 
     unary = len(spec.inputs) == 1 and not (spec.variadic_input or spec.inputs[0].optional)
+    parts = getattr(runner, "parts", None)      # the unary runner, inlined below
+    if unary and parts is not None:
+        key_in, fwd, array_type, dtype, shape, key, nbytes, stored = parts
+    holding, list_type, tuple_type = _array_holding, list, tuple
 
     def build(in_nodes, ctx):
         if unary:
             x = in_nodes[0]
             need_grad = differentiable and x.need_grad
-            data = runner([x.data])
+            xd = x.data
+            head = xd.heads.get(key_in) if parts is not None else None
+            if head is not None:            # runner([xd]), inlined
+                y = fwd([head])[0]
+                if y.__class__ is array_type and y.dtype is dtype and y.shape == shape:
+                    data = holding(shape, key, y, nbytes)
+                else:
+                    data = stored(y)
+            else:
+                data = runner([xd])
         else:
             need_grad = False
             if differentiable:
@@ -170,7 +185,7 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
         # them (tests/core/test_auto_forward_nodes.py compares every slot), without the calls
         out = new_node(VarNode)
         out.data = data
-        out._grad = out.parent = out.owner = out.stop = None
+        out._grad = out.stop = None
         out.need_grad = need_grad
         out.persistent = out.needed = False
         out.recompute = state.global_recompute
@@ -184,7 +199,19 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
         f.out_refs = [ref(out)]
         f._tags = f._name = f._before_forward = None
         f.in_dtypes, f.out_dtypes, f.grad_dtype = in_dtypes, out_dtypes, grad_dtype
-        link(f, in_nodes, (out,))
+        if unary:
+            # _graph.link(f, in_nodes, (out,)), inlined (an in-place Reshape has no builder)
+            refs = x.refs
+            if refs.__class__ is tuple_type:
+                x.refs = ref(f)
+            elif refs.__class__ is not list_type:
+                x.refs = ref(f) if refs() is None else [refs, ref(f)]
+            else:
+                link_more(x, ref(f))
+            out.parent = f
+            state.graph_version += 1
+        else:
+            link(f, in_nodes, (out,))
         if need_grad:
             mark_needed(f, in_nodes, (out,))
         v = new_variable(Variable)

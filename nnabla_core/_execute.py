@@ -379,15 +379,22 @@ def imperative_runner(call, out_shapes):
     if len(keys) == 1 and keys[0] is not None:
         key_in, dtype_in = keys[0], keys[0][1]
 
+        def stored(y):
+            arr = SyncedArray(shape, dtype)
+            store(call, arr, y, dtype)
+            return arr
+
         def run_unary(arrays):
             a = arrays[0]
             head = a.heads.get(key_in)
             y = fwd([head if head is not None else a.get(dtype_in, fam)])[0]
             if y.__class__ is array_type and y.dtype is dtype and y.shape == shape:
                 return holding(shape, key, y, nbytes)
-            arr = SyncedArray(shape, dtype)
-            store(call, arr, y, dtype)
-            return arr
+            return stored(y)
+        # what run_unary does, for a caller that inlines it (the auto-forward graph builder,
+        # _dispatch._graph_builder): the input's head key, the kernel's forward, the output's
+        # array type, dtype, shape, head key and size, and the general store of a result
+        run_unary.parts = (key_in, fwd, array_type, dtype, shape, key, nbytes, stored)
         return run_unary
 
     def run(arrays):

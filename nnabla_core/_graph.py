@@ -44,16 +44,23 @@ def link(f, in_nodes, out_nodes):
                 else:
                     n.refs = [refs, ref]
                 continue
-            refs.append(ref)
-            size = len(refs)
-            if size >= 16 and not size & (size - 1):
-                refs[:] = [r for r in refs if r() is not None]
+            add_consumer(n, ref)
     for n in out_nodes:
         n.parent = f
     STATE.graph_version += 1
     if not f.python and f.spec.name == "Reshape" and f._args.get("inplace") \
             and in_nodes[0] is not None and in_nodes[0].data.dtype == f.out_dtypes[0]:
         _share_reshaped(in_nodes[0], out_nodes[0])      # (half stores outputs as float16)
+
+
+def add_consumer(node, ref):
+    """Append the weak reference ``ref`` to ``node.refs`` when it is already a list (see
+    :func:`link`), dropping the dead ones whenever the list reaches a power of two."""
+    refs = node.refs
+    refs.append(ref)
+    size = len(refs)
+    if size >= 16 and not size & (size - 1):
+        refs[:] = [r for r in refs if r() is not None]
 
 
 def consumer_refs(node):
