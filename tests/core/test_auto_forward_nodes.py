@@ -140,3 +140,23 @@ def test_persistent_and_recompute_flags_are_respected():
             r = F.add_scalar(x, 1.0)
     assert node.data.heads                  # persistent: kept without a handle
     assert r.recompute
+
+
+def test_a_dropped_handle_clears_its_array_as_clear_does():
+    """Variable.__del__ clears an auto-forward intermediate's array inline: every slot of the
+    array ends as SyncedArray.clear leaves it, and the memory count drops by its size."""
+    from nnabla._array import SyncedArray
+    x = nn.Variable.from_numpy_array(np.ones(SHAPE, np.float32))
+    with nn.auto_forward():
+        h = F.add_scalar(x, 1.0)
+        y = F.add_scalar(h, 1.0)        # keeps h's node (and its array) in the graph
+        h2 = F.add_scalar(x, 1.0)
+    data, twin = h._node.data, h2._node.data
+    assert data.nbytes_held == 4 * np.prod(SHAPE)
+    in_use = memory_stats()["in_use"]
+    del h
+    assert memory_stats()["in_use"] == in_use - 4 * np.prod(SHAPE)
+    twin.clear()
+    assert _state(data, SyncedArray) == _state(twin, SyncedArray)
+    assert data.heads == {} and data.clear_called and data.typed
+    assert y.parent.inputs[0]._node.data is data
