@@ -26,6 +26,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -122,10 +123,16 @@ class Workspace {
     }
     return static_cast<float *>(s.data);
   }
-  ~Workspace() {
+  // Unmaps the slots larger than `keep` bytes.
+  void trim(size_t keep) {
     for (Slot &s : slots_)
-      if (s.data) munmap(s.data, s.bytes);
+      if (s.data && s.bytes > keep) {
+        munmap(s.data, s.bytes);
+        s.data = nullptr;
+        s.bytes = 0;
+      }
   }
+  ~Workspace() { trim(0); }
 
  private:
   struct Slot {
@@ -135,10 +142,20 @@ class Workspace {
   Slot slots_[4];
 };
 
-float *workspace(int slot, const dnnl::memory::desc &d) {
+Workspace &thread_workspace() {
   static thread_local Workspace w;
-  return w.get(slot, d.get_size());
+  return w;
 }
+
+float *workspace(int slot, const dnnl::memory::desc &d) {
+  return thread_workspace().get(slot, d.get_size());
+}
+
+// After a pass: the slots above 4 MiB are not kept. With the batch run in chunks (see
+// Plan::batch_chunk) only weights reach that size (ResNet-18's 512x512x3x3 weights: a
+// 9 MiB blocked copy that stayed mapped for the whole run); their pass costs far more
+// than mapping the copy again.
+void trim_workspace() { thread_workspace().trim(size_t(4) << 20); }
 
 // ------------------------------------------------------------------ layouts
 // Strides of a dense array whose dims (in oneDNN's logical order) are stored in the
@@ -198,7 +215,9 @@ class Plan {
     } else {
       for (int i = 0; i < n + 1; ++i) map_order[1 + i] = 1 + i;
     }
-    dims_t src_dims{g.batch, g.in_channels}, dst_dims{g.batch, g.out_channels};
+    chunk_ = batch_chunk(g);
+    chunks_ = g.batch / chunk_;
+    dims_t src_dims{chunk_, g.in_channels}, dst_dims{chunk_, g.out_channels};
     src_dims.insert(src_dims.end(), g.in.begin(), g.in.end());
     dst_dims.insert(dst_dims.end(), g.out.begin(), g.out.end());
     src_user_ = dnnl::memory::desc(src_dims, dt::f32, strides_for(src_dims, map_order));
@@ -242,7 +261,7 @@ class Plan {
 
   // y = conv(x, w) (+ b). x, w contiguous float32 in the user layouts.
   py::array_t<float> forward(Floats x, Floats w, const py::object &bias) {
-    check(x, src_user_, "x");
+    check(x, src_user_, "x", chunks_);
     check(w, w_user_, "w");
     Floats b;
     const bool with_bias = !bias.is_none();
@@ -251,15 +270,16 @@ class Plan {
       if (!b) throw py::error_already_set();
       check(b, b_user_, "b");
     }
-    py::array_t<float> y(product(dst_user_.get_dims()));
+    const int64_t x_step = product(src_user_.get_dims()), y_step = product(dst_user_.get_dims());
+    py::array_t<float> y(y_step * chunks_);
     const float *px = x.data(), *pw = w.data(), *pb = with_bias ? b.data() : nullptr;
     float *py_ = y.mutable_data();
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
-      follow_threads();
-      auto &f = forward_parts(with_bias);
-      dnnl::stream s(engine());
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    follow_threads();
+    auto &f = forward_parts(with_bias);
+    dnnl::stream s(engine());
+    for (int64_t c = 0; c < chunks_; ++c, px += x_step, py_ += y_step) {
       auto src = input(f.src, px, s, 0);
       auto wei = input(f.wei, pw, s, 1);
       dnnl::memory dst_user(dst_user_, engine(), py_);
@@ -272,22 +292,25 @@ class Plan {
       if (!f.dst.same) f.dst.to_user.execute(s, dst, dst_user);
       s.wait();
     }
+    trim_workspace();
+    py::gil_scoped_acquire acquire;
     return y;
   }
 
   // dx = conv^T(dy, w).
   py::array_t<float> backward_data(Floats dy, Floats w) {
-    check(dy, dst_user_, "dy");
+    check(dy, dst_user_, "dy", chunks_);
     check(w, w_user_, "w");
-    py::array_t<float> dx(product(src_user_.get_dims()));
+    const int64_t x_step = product(src_user_.get_dims()), y_step = product(dst_user_.get_dims());
+    py::array_t<float> dx(x_step * chunks_);
     const float *pd = dy.data(), *pw = w.data();
     float *px = dx.mutable_data();
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex_);
-      follow_threads();
-      auto &b = data_parts();
-      dnnl::stream s(engine());
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex_);
+    follow_threads();
+    auto &b = data_parts();
+    dnnl::stream s(engine());
+    for (int64_t c = 0; c < chunks_; ++c, pd += y_step, px += x_step) {
       auto ddst = input(b.ddst, pd, s, 0);
       auto wei = input(b.wei, pw, s, 1);
       dnnl::memory dsrc_user(src_user_, engine(), px);
@@ -297,23 +320,32 @@ class Plan {
       if (!b.dsrc.same) b.dsrc.to_user.execute(s, dsrc, dsrc_user);
       s.wait();
     }
+    trim_workspace();
+    py::gil_scoped_acquire acquire;
     return dx;
   }
 
   // dw (and db = sum of dy per channel, when with_bias) from dy and x.
   py::object backward_weights(Floats dy, Floats x, bool with_bias) {
-    check(dy, dst_user_, "dy");
-    check(x, src_user_, "x");
-    py::array_t<float> dw(product(w_user_.get_dims()));
+    check(dy, dst_user_, "dy", chunks_);
+    check(x, src_user_, "x", chunks_);
+    const int64_t x_step = product(src_user_.get_dims()), y_step = product(dst_user_.get_dims());
+    const int64_t w_size = product(w_user_.get_dims());
+    py::array_t<float> dw(w_size);
     py::array_t<float> db(with_bias ? g_.out_channels : 0);
     const float *pd = dy.data(), *px = x.data();
-    float *pw = dw.mutable_data(), *pb = db.mutable_data();
+    float *const dw_out = dw.mutable_data(), *const db_out = db.mutable_data();
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mutex_);
       follow_threads();
       auto &b = weight_parts(with_bias);
       dnnl::stream s(engine());
+      // the first chunk writes the results, the others a sum term each
+      std::vector<float> dw_part(chunks_ > 1 ? w_size : 0),
+          db_part(chunks_ > 1 && with_bias ? g_.out_channels : 0);
+      for (int64_t c = 0; c < chunks_; ++c, pd += y_step, px += x_step) {
+      float *pw = c ? dw_part.data() : dw_out, *pb = c ? db_part.data() : db_out;
       auto ddst = input(b.ddst, pd, s, 0);
       auto src = input(b.src, px, s, 1);
       dnnl::memory dw_user(w_user_, engine(), pw);
@@ -324,6 +356,12 @@ class Plan {
       b.prim.execute(s, args);
       if (!b.dwei.same) b.dwei.to_user.execute(s, dwei, dw_user);
       s.wait();
+      if (c) {
+        for (int64_t i = 0; i < w_size; ++i) dw_out[i] += dw_part[i];
+        for (size_t i = 0; i < db_part.size(); ++i) db_out[i] += db_part[i];
+      }
+      }
+      trim_workspace();
     }
     if (with_bias) return py::make_tuple(dw, db);
     return std::move(dw);
@@ -443,8 +481,26 @@ class Plan {
     return dnnl::memory(op.prim, engine(), workspace(2, op.prim));
   }
 
-  static void check(const Floats &a, const dnnl::memory::desc &d, const char *what) {
-    const int64_t want = product(d.get_dims());
+  // Samples per primitive call. Channel-first maps are reordered to oneDNN's blocked
+  // layout in the workspace; running the batch in chunks bounds those copies (and the
+  // scratchpads) to ~kChunkBytes per operand: ResNet-18 b32 keeps 2 MiB copies of its
+  // 8 MiB maps. The chunk divides the batch; below 4 samples (prime batches) the whole
+  // batch is run at once. Channel-last maps are read in place: one call.
+  static int64_t batch_chunk(const Geometry &g) {
+    constexpr int64_t kChunkBytes = int64_t(1) << 20;
+    if (g.channel_last || g.batch <= 1) return g.batch;
+    const int64_t per_sample = 4 * std::max(g.in_channels * product(g.in),
+                                            g.out_channels * product(g.out));
+    for (int64_t d = g.batch; d >= 1; --d) {
+      if (g.batch % d) continue;
+      if (d * per_sample <= kChunkBytes) return d >= std::min<int64_t>(4, g.batch) ? d : g.batch;
+    }
+    return g.batch;
+  }
+
+  static void check(const Floats &a, const dnnl::memory::desc &d, const char *what,
+                    int64_t chunks = 1) {
+    const int64_t want = product(d.get_dims()) * chunks;
     if (a.size() != want)
       throw py::value_error(std::string("nnabla_ext.cpu._onednn_conv: ") + what + " has " +
                             std::to_string(a.size()) + " elements; expected " +
@@ -456,6 +512,7 @@ class Plan {
   dnnl::memory::desc src_user_, dst_user_, w_user_, b_user_;
   dnnl::convolution_forward::primitive_desc fwd_pd_;
   int threads_ = 1;  // the OpenMP thread count the primitives were made for
+  int64_t chunk_ = 1, chunks_ = 1;  // samples per primitive call, calls per pass
   std::unique_ptr<Forward> forward_[2];
   std::unique_ptr<BackwardData> data_;
   std::unique_ptr<BackwardWeights> weights_[2];
