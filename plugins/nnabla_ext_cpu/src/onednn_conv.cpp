@@ -97,7 +97,7 @@ dnnl::engine &engine() {
 
 // ------------------------------------------------------------------ workspace
 // Buffers for operands in oneDNN's layouts, per calling thread: slot 0 and 1 for the two
-// inputs of a pass, slot 2 for its output, slot 3 for the primitive's scratchpad. Each
+// inputs of a pass, slot 2 for its output (oneDNN keeps its own scratchpad). Each
 // grows to the largest size asked of it and is kept, so a pass does not map (and
 // page-fault) fresh memory for its reorders on every call.
 //
@@ -139,7 +139,7 @@ class Workspace {
     void *data = nullptr;
     size_t bytes = 0;
   };
-  Slot slots_[4];
+  Slot slots_[3];
 };
 
 Workspace &thread_workspace() {
