@@ -73,16 +73,17 @@ OmpSetNumThreads omp_setter() {
 // runs oneDNN on one thread (set_num_threads can raise it again, at the user's risk).
 void after_fork_in_child() { g_threads.store(1); }
 
-// The OpenMP thread count is per calling thread: apply ours when it changed.
-// Returns that count.
-int apply_threads() {
+// The OpenMP thread count is per calling thread: apply ours (at most ``cap`` when it is
+// positive) when it changed. Returns that count.
+int apply_threads(int cap = 0) {
   static const bool fork_handler = [] {
     pthread_atfork(nullptr, nullptr, &after_fork_in_child);
     return true;
   }();
   (void)fork_handler;
   static thread_local int applied = 0;
-  const int want = g_threads.load(std::memory_order_relaxed);
+  int want = g_threads.load(std::memory_order_relaxed);
+  if (cap > 0 && want > cap) want = cap;
   if (want != applied) {
     if (OmpSetNumThreads fn = omp_setter()) fn(want);
     applied = want;
@@ -254,7 +255,14 @@ class Plan {
     }
     // The forward descriptor (a hint for both backward passes) is made now, so a
     // geometry oneDNN cannot take fails here, where the caller falls back.
-    threads_ = apply_threads();
+    // A small convolution runs on one thread: waking OpenMP's sleeping workers costs
+    // more than its work (tens of microseconds when idle, milliseconds on a loaded
+    // machine: a (8, 4, 8, 8) deconvolution + convolution step took 17 ms on 2 threads
+    // against 0.6 ms on one).
+    int64_t macs = chunk_ * g.out_channels * (g.in_channels / g.groups);
+    for (int i = 0; i < n; ++i) macs *= g.out[i] * g.kernel[i];
+    thread_cap_ = macs < kSmallWork ? 1 : 0;
+    threads_ = apply_threads(thread_cap_);
     fwd_pd_ = make_forward(false);
     release_library_text();
   }
@@ -456,7 +464,7 @@ class Plan {
   // oneDNN fixes a primitive's thread count when it is made (its work split), and runs
   // it on that many: after set_num_threads the primitives are made again.
   void follow_threads() {
-    const int now = apply_threads();
+    const int now = apply_threads(thread_cap_);
     if (now == threads_) return;
     forward_[0].reset();
     forward_[1].reset();
@@ -512,6 +520,9 @@ class Plan {
   dnnl::memory::desc src_user_, dst_user_, w_user_, b_user_;
   dnnl::convolution_forward::primitive_desc fwd_pd_;
   int threads_ = 1;  // the OpenMP thread count the primitives were made for
+  int thread_cap_ = 0;  // 1 for a small convolution (kSmallWork), else none
+  // Multiply-accumulates per chunk below which a convolution runs on one thread.
+  static constexpr int64_t kSmallWork = int64_t(1) << 21;
   int64_t chunk_ = 1, chunks_ = 1;  // samples per primitive call, calls per pass
   std::unique_ptr<Forward> forward_[2];
   std::unique_ptr<BackwardData> data_;
