@@ -149,7 +149,7 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
     differentiable = spec.differentiable
     new_variable, new_node, new_function = Variable.__new__, VarNode.__new__, Function.__new__
     link, mark_needed, state, ref = _graph.link, _graph.mark_needed, STATE, weakref.ref
-    link_more = _graph.add_consumer
+    add_consumer = _graph.add_consumer
     in_dtypes, out_dtypes, grad_dtype = plan
     family = binding.family
 
@@ -157,7 +157,7 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
     parts = getattr(runner, "parts", None)      # the unary runner, inlined below
     if unary and parts is not None:
         key_in, fwd, array_type, dtype, shape, key, nbytes, stored = parts
-    holding, list_type, tuple_type = _array_holding, list, tuple
+    holding = _array_holding
 
     def build(in_nodes, ctx):
         if unary:
@@ -200,14 +200,9 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
         f._tags = f._name = f._before_forward = None
         f.in_dtypes, f.out_dtypes, f.grad_dtype = in_dtypes, out_dtypes, grad_dtype
         if unary:
-            # _graph.link(f, in_nodes, (out,)), inlined (an in-place Reshape has no builder)
-            refs = x.refs
-            if refs.__class__ is tuple_type:
-                x.refs = ref(f)
-            elif refs.__class__ is not list_type:
-                x.refs = ref(f) if refs() is None else [refs, ref(f)]
-            else:
-                link_more(x, ref(f))
+            # _graph.link(f, in_nodes, (out,)) for one input (an in-place Reshape has no
+            # builder)
+            add_consumer(x, ref(f))
             out.parent = f
             state.graph_version += 1
         else:

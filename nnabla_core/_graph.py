@@ -37,13 +37,6 @@ def link(f, in_nodes, out_nodes):
     ref = weakref.ref(f)
     for n in in_nodes:
         if n is not None:
-            refs = n.refs
-            if refs.__class__ is not list:
-                if refs.__class__ is tuple or refs() is None:
-                    n.refs = ref
-                else:
-                    n.refs = [refs, ref]
-                continue
             add_consumer(n, ref)
     for n in out_nodes:
         n.parent = f
@@ -54,9 +47,13 @@ def link(f, in_nodes, out_nodes):
 
 
 def add_consumer(node, ref):
-    """Append the weak reference ``ref`` to ``node.refs`` when it is already a list (see
-    :func:`link`), dropping the dead ones whenever the list reaches a power of two."""
+    """Record the weak reference ``ref`` of a new consumer in ``node.refs`` (the forms are
+    described in :func:`link`): the first live one is held alone, a second makes a list,
+    and a list drops its dead references whenever it reaches a power of two."""
     refs = node.refs
+    if refs.__class__ is not list:
+        node.refs = ref if refs.__class__ is tuple or refs() is None else [refs, ref]
+        return
     refs.append(ref)
     size = len(refs)
     if size >= 16 and not size & (size - 1):
