@@ -8,6 +8,7 @@ derivatives (a convolution is linear in each argument, so a central difference i
 up to float32 rounding) and through the engine (accumulation into existing gradients).
 """
 import itertools
+import math
 import os
 import subprocess
 import sys
@@ -115,7 +116,8 @@ def _kernel(name, shapes, args):
 def onednn(request):
     if request.param and _onednn.conv is None:
         pytest.skip(f"oneDNN not available: {_onednn.reason}")
-    previous = _onednn.set_enabled(request.param)
+    # "always": every geometry of the cases on oneDNN (not only those worth it)
+    previous = _onednn.set_enabled("always" if request.param else False)
     yield request.param
     _onednn.set_enabled(previous)
 
@@ -382,6 +384,51 @@ def test_float64_and_unsupported_geometry_take_the_im2col_path(onednn):
     (y,) = k.forward([x, w, None])
     assert y.dtype == np.float64
     np.testing.assert_allclose(y, ref_conv(x, w, (1, 1), (1, 1), (1, 1), 1), rtol=1e-10)
+
+
+@needs_onednn
+@pytest.mark.parametrize("x_shape, w_shape, stride, expected", [
+    ((64, 128, 8, 8), (128, 128, 3, 3), 1, True),    # 4,096 positions, 147,456 weights
+    ((32, 64, 32, 32), (64, 64, 3, 3), 1, True),
+    ((1, 512, 4, 4), (512, 512, 3, 3), 1, False),    # 16 positions, 2.4 M weights
+    ((32, 256, 8, 8), (512, 256, 3, 3), 2, False),   # 512 positions, 1.2 M weights
+    ((32, 64, 32, 32), (128, 64, 1, 1), 2, False),   # 1x1: a GEMM
+    ((8, 32, 16, 16), (32, 1, 3, 3), 1, True),       # depthwise (32 groups)
+])
+def test_onednn_is_chosen_where_the_maps_outweigh_the_weights(x_shape, w_shape, stride,
+                                                              expected):
+    from nnabla_ext.cpu.kernels import onednn as kernels
+    previous = _onednn.set_enabled(True)
+    try:
+        group = x_shape[1] // w_shape[1]
+        k = _kernel("Convolution", [x_shape, w_shape, None],
+                    {"pad": (w_shape[2] // 2,) * 2, "stride": (stride,) * 2, "group": group})
+        assert (k.plan is not None) is expected
+        assert kernels.worth_onednn(k.geo, k.grid_channels) is expected
+        positions = x_shape[0] * math.prod(k.out_shapes[0][2:])
+        assert (positions * kernels.WEIGHTS_PER_POSITION >= math.prod(w_shape)) is (
+            expected or w_shape[2] == 1)
+        _onednn.set_enabled("always")
+        k = _kernel("Convolution", [x_shape, w_shape, None],
+                    {"pad": (w_shape[2] // 2,) * 2, "stride": (stride,) * 2, "group": group})
+        assert k.plan is not None
+    finally:
+        _onednn.set_enabled(previous)
+
+
+def test_set_enabled_refuses_other_strings():
+    with pytest.raises(ValueError, match="set_enabled: flag is 'sometimes'"):
+        _onednn.set_enabled("sometimes")
+
+
+@pytest.mark.skipif(not ON_WHEEL_PLATFORM or ONEDNN_OFF,
+                    reason="onednn-cpu-gomp exists for x86-64 Linux only, or NNABLA_CPU_ONEDNN=0")
+def test_environment_variable_always():
+    code = "from nnabla_ext.cpu import _onednn; print(_onednn.enabled())"
+    env = dict(os.environ, NNABLA_CPU_ONEDNN="always")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["always"]
 
 
 @pytest.mark.skipif(not ON_WHEEL_PLATFORM, reason="onednn-cpu-gomp exists for x86-64 Linux only")

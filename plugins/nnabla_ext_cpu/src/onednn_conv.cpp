@@ -189,13 +189,23 @@ struct Geometry {
 struct Operand {
   dnnl::memory::desc user, prim;
   dnnl::reorder to_prim, to_user;  // empty when user == prim
+  dnnl::reorder add_to_user;        // user += prim (in the user's layout); see `summed`
   bool same = true;
 
   Operand() = default;
-  Operand(const dnnl::memory::desc &u, const dnnl::memory::desc &p, bool input, bool output)
+  // `summed`: an output whose later chunks are added to the first (weight gradients).
+  Operand(const dnnl::memory::desc &u, const dnnl::memory::desc &p, bool input, bool output,
+          bool summed = false)
       : user(u), prim(p), same(u == p) {
-    if (same) return;
     auto &e = engine();
+    if (summed) {
+      dnnl::post_ops sum;
+      sum.append_sum(1.0f);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(sum);
+      add_to_user = dnnl::reorder(dnnl::reorder::primitive_desc(e, prim, e, user, attr));
+    }
+    if (same) return;
     if (input) to_prim = dnnl::reorder(dnnl::reorder::primitive_desc(e, user, e, prim));
     if (output) to_user = dnnl::reorder(dnnl::reorder::primitive_desc(e, prim, e, user));
   }
@@ -287,9 +297,9 @@ class Plan {
     follow_threads();
     auto &f = forward_parts(with_bias);
     dnnl::stream s(engine());
+    auto wei = input(f.wei, pw, s, 1);  // once for all chunks
     for (int64_t c = 0; c < chunks_; ++c, px += x_step, py_ += y_step) {
       auto src = input(f.src, px, s, 0);
-      auto wei = input(f.wei, pw, s, 1);
       dnnl::memory dst_user(dst_user_, engine(), py_);
       dnnl::memory dst = f.dst.same ? dst_user : output(f.dst);
       std::unordered_map<int, dnnl::memory> args{
@@ -318,9 +328,9 @@ class Plan {
     follow_threads();
     auto &b = data_parts();
     dnnl::stream s(engine());
+    auto wei = input(b.wei, pw, s, 1);  // once for all chunks
     for (int64_t c = 0; c < chunks_; ++c, pd += y_step, px += x_step) {
       auto ddst = input(b.ddst, pd, s, 0);
-      auto wei = input(b.wei, pw, s, 1);
       dnnl::memory dsrc_user(src_user_, engine(), px);
       dnnl::memory dsrc = b.dsrc.same ? dsrc_user : output(b.dsrc);
       b.prim.execute(s, {{DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_WEIGHTS, wei},
@@ -349,25 +359,27 @@ class Plan {
       follow_threads();
       auto &b = weight_parts(with_bias);
       dnnl::stream s(engine());
-      // the first chunk writes the results, the others a sum term each
-      std::vector<float> dw_part(chunks_ > 1 ? w_size : 0),
-          db_part(chunks_ > 1 && with_bias ? g_.out_channels : 0);
+      // The first chunk writes the results; each later one computes its term in the
+      // workspace, which a summing reorder adds to dw (in parallel, no extra copy).
+      std::vector<float> db_part(chunks_ > 1 && with_bias ? g_.out_channels : 0);
+      dnnl::memory dw_user(w_user_, engine(), dw_out);
       for (int64_t c = 0; c < chunks_; ++c, pd += y_step, px += x_step) {
-      float *pw = c ? dw_part.data() : dw_out, *pb = c ? db_part.data() : db_out;
-      auto ddst = input(b.ddst, pd, s, 0);
-      auto src = input(b.src, px, s, 1);
-      dnnl::memory dw_user(w_user_, engine(), pw);
-      dnnl::memory dwei = b.dwei.same ? dw_user : output(b.dwei);
-      std::unordered_map<int, dnnl::memory> args{
-          {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
-      if (with_bias) args[DNNL_ARG_DIFF_BIAS] = dnnl::memory(b_user_, engine(), pb);
-      b.prim.execute(s, args);
-      if (!b.dwei.same) b.dwei.to_user.execute(s, dwei, dw_user);
-      s.wait();
-      if (c) {
-        for (int64_t i = 0; i < w_size; ++i) dw_out[i] += dw_part[i];
-        for (size_t i = 0; i < db_part.size(); ++i) db_out[i] += db_part[i];
-      }
+        float *pb = c ? db_part.data() : db_out;
+        auto ddst = input(b.ddst, pd, s, 0);
+        auto src = input(b.src, px, s, 1);
+        dnnl::memory dwei = c == 0 && b.dwei.same ? dw_user : output(b.dwei);
+        std::unordered_map<int, dnnl::memory> args{
+            {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_WEIGHTS, dwei}};
+        if (with_bias) args[DNNL_ARG_DIFF_BIAS] = dnnl::memory(b_user_, engine(), pb);
+        b.prim.execute(s, args);
+        if (c) {
+          b.dwei.add_to_user.execute(s, dwei, dw_user);
+        } else if (!b.dwei.same) {
+          b.dwei.to_user.execute(s, dwei, dw_user);
+        }
+        s.wait();
+        if (c)
+          for (size_t i = 0; i < db_part.size(); ++i) db_out[i] += db_part[i];
       }
       trim_workspace();
     }
@@ -455,7 +467,8 @@ class Plan {
       slot.reset(new BackwardWeights{dnnl::convolution_backward_weights(pd),
                                      Operand(dst_user_, pd.diff_dst_desc(), true, false),
                                      Operand(src_user_, pd.src_desc(), true, false),
-                                     Operand(w_user_, pd.diff_weights_desc(), false, true)});
+                                     Operand(w_user_, pd.diff_weights_desc(), false, true,
+                                             chunks_ > 1)});
       release_library_text();
     }
     return *slot;

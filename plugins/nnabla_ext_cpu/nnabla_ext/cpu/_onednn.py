@@ -7,7 +7,10 @@ dependency of the plugin on x86-64 Linux) with ``RTLD_GLOBAL`` first, by the pat
 wheel records, so other install layouts work too.
 When the library or the module is missing, or loading fails, :data:`conv` is ``None``
 and :data:`reason` says why; the convolution kernels then keep their im2col + GEMM
-path. ``NNABLA_CPU_ONEDNN=0`` turns oneDNN off before anything is loaded. GNU OpenMP
+path. ``NNABLA_CPU_ONEDNN=0`` turns oneDNN off before anything is loaded;
+``NNABLA_CPU_ONEDNN=always`` makes every convolution it takes use it (by default a
+geometry whose weights outweigh its maps keeps im2col + GEMM, see
+:func:`nnabla_ext.cpu.kernels.onednn.worth_onednn`). GNU OpenMP
 (oneDNN's threads) starts with ``OMP_WAIT_POLICY=passive`` unless the environment sets a
 wait policy or ``GOMP_SPINCOUNT`` (see :func:`_passive_openmp`).
 
@@ -28,6 +31,7 @@ DISTRIBUTION = "onednn-cpu-gomp"
 conv = None
 reason = None
 _enabled = False
+_always = False     # every geometry oneDNN takes, not only those worth it
 
 
 def _library_paths():
@@ -72,8 +76,9 @@ def _passive_openmp(environ=os.environ):
 
 
 def _load():
-    global conv, reason, _enabled
-    if os.environ.get("NNABLA_CPU_ONEDNN", "1").strip().lower() in ("0", "false", "off", "no"):
+    global conv, reason, _enabled, _always
+    setting = os.environ.get("NNABLA_CPU_ONEDNN", "1").strip().lower()
+    if setting in ("0", "false", "off", "no"):
         reason = "NNABLA_CPU_ONEDNN is off"
         return
     errors = []
@@ -97,24 +102,32 @@ def _load():
         return
     conv = _onednn_conv
     _enabled = True
+    _always = setting == "always"
 
 
 def enabled():
-    """Whether newly set-up convolution kernels use oneDNN."""
-    return _enabled
+    """Whether newly set-up convolution kernels use oneDNN: ``False``, ``True`` (where
+    it is worth it) or ``"always"`` (every geometry it takes)."""
+    return "always" if _enabled and _always else _enabled
 
 
 def set_enabled(flag):
-    """Use oneDNN for convolutions set up from now on (``True`` needs it loaded).
+    """Use oneDNN for convolutions set up from now on: ``True`` where it is worth it,
+    ``"always"`` for every geometry it takes, ``False`` never.
 
-    Returns the previous setting. Raises ``RuntimeError`` with :data:`reason` when
-    ``flag`` is true and oneDNN is not available.
+    Returns the previous setting (as :func:`enabled` gives it). Raises ``RuntimeError``
+    with :data:`reason` when ``flag`` is true and oneDNN is not available, ``ValueError``
+    for another string.
     """
-    global _enabled
-    previous = _enabled
+    global _enabled, _always
+    if isinstance(flag, str) and flag != "always":
+        raise ValueError(f"nnabla_ext.cpu._onednn.set_enabled: flag is {flag!r}; expected "
+                         "True, False or 'always'")
+    previous = enabled()
     if flag and conv is None:
         raise RuntimeError(f"nnabla_ext.cpu: oneDNN is not available ({reason})")
     _enabled = bool(flag)
+    _always = flag == "always"
     return previous
 
 

@@ -11,11 +11,14 @@ im2col path alternated C++ loops and BLAS calls.
 
 A kernel keeps the im2col + GEMM path of its base class (:mod:`.native`) when oneDNN is
 off or missing (``NNABLA_CPU_ONEDNN=0``, :func:`nnabla_ext.cpu._onednn.set_enabled`),
-when oneDNN refuses the geometry (more than three spatial axes, say), for an empty batch,
-and for arrays other than float32. Results are the same sums in another order: they
+when it is not worth it for the geometry (:func:`worth_onednn`), when oneDNN refuses the
+geometry (more than three spatial axes, say), for an empty batch, and for arrays other
+than float32. Results are the same sums in another order: they
 agree with the im2col path to float32 rounding (tests/functions/test_onednn_conv.py).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -33,6 +36,30 @@ def _c(a):
     return np.ascontiguousarray(a)
 
 
+# oneDNN pays off where the maps outweigh the weights: at least one output position (batch
+# times output pixels) per this many weights.
+WEIGHTS_PER_POSITION = 64
+
+
+def worth_onednn(geo, grid_channels):
+    """Whether oneDNN is expected to beat im2col + GEMM on convolution geometry ``geo``
+    (seen from the image side; ``grid_channels``: channels of the maps on the output grid).
+
+    oneDNN reorders the weights into its blocked layout on every pass, while OpenBLAS
+    reads them as they are: where there are few output positions per weight (the late
+    stages of a ResNet, batch 1), that reorder costs more than oneDNN's faster inner
+    loops save. A 1x1 convolution is a plain GEMM on the im2col path. Measured here on
+    2 threads, forward + backward, oneDNN / im2col (benchmarks/README.md, issue 10):
+    64x128x8x8 3x3 0.69, 32x64x32x32 3x3 0.84, 32x512x4x4 3x3 1.34, 1x512x4x4 3x3 3.6,
+    32x64x32x32 1x1 stride 2 1.81.
+    """
+    if math.prod(geo.kernel) == 1:
+        return False
+    positions = geo.batch * math.prod(geo.out_shape)
+    weights = grid_channels * (geo.channels // geo.groups) * math.prod(geo.kernel)
+    return positions * WEIGHTS_PER_POSITION >= weights
+
+
 class _OneDNN:
     """Mixin: the oneDNN plan of ``self.geo`` (the convolution seen from the image side).
 
@@ -44,7 +71,10 @@ class _OneDNN:
         super().setup()
         self.plan = None
         g = self.geo
-        if not _onednn.enabled() or g.batch == 0 or not 1 <= len(g.kernel) <= 3:
+        mode = _onednn.enabled()
+        if not mode or g.batch == 0 or not 1 <= len(g.kernel) <= 3:
+            return
+        if mode != "always" and not worth_onednn(g, self.grid_channels):
             return
         try:
             self.plan = _onednn.conv.plan(
