@@ -28,6 +28,7 @@
 #include "normalization.h"
 #include "pooling.h"
 #include "softmax.h"
+#include "solvers.h"
 
 namespace py = pybind11;
 using nbla_native::Geometry;
@@ -404,6 +405,55 @@ py::array_t<T> depthwise(int which, In<T> a, In<T> b, idx_t batch, idx_t channel
   return result;
 }
 
+// The fused solver update `rule` (solvers.h) on p, g and the states, in place, when every
+// array is a C-contiguous float32 array of p's size, p and the states writable, and no two
+// overlap: returns True. Otherwise returns False having touched nothing (the caller runs
+// its numpy rule).
+bool solver_update(const std::string &rule, const py::object &p, const py::object &g,
+                   const py::tuple &states, const std::vector<float> &scalars) {
+  namespace solver = nbla_native::solver;
+  const int r = solver::find_rule(rule);
+  if (r < 0)
+    throw py::value_error("nnabla_ext.cpu._native.solver_update: no fused rule '" + rule + "'");
+  const solver::RuleInfo &info = solver::kRules[r];
+  if (static_cast<int>(states.size()) != info.states ||
+      static_cast<int>(scalars.size()) != info.scalars)
+    throw py::value_error("nnabla_ext.cpu._native.solver_update: " + rule + " takes " +
+                          std::to_string(info.states) + " states and " +
+                          std::to_string(info.scalars) + " scalars; given " +
+                          std::to_string(states.size()) + " and " +
+                          std::to_string(scalars.size()));
+  using F32 = py::array_t<float, py::array::c_style>;
+  std::vector<py::handle> arrays{p, g};
+  for (const auto &s : states) arrays.push_back(s);
+  if (!py::isinstance<F32>(p)) return false;
+  const idx_t n = py::reinterpret_borrow<py::array>(p).size();
+  std::vector<std::pair<const char *, const char *>> spans;
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    if (!py::isinstance<F32>(arrays[i])) return false;
+    auto a = py::reinterpret_borrow<py::array>(arrays[i]);
+    if (a.size() != n || (i != 1 && !a.writeable())) return false;
+    const char *begin = static_cast<const char *>(a.data());
+    spans.emplace_back(begin, begin + n * sizeof(float));
+  }
+  for (std::size_t i = 0; i < spans.size(); ++i)
+    for (std::size_t j = i + 1; j < spans.size(); ++j)
+      if (n > 0 && spans[i].first < spans[j].second && spans[j].first < spans[i].second)
+        return false;
+  solver::Arrays a{static_cast<float *>(py::reinterpret_borrow<py::array>(p).mutable_data()),
+                   static_cast<const float *>(py::reinterpret_borrow<py::array>(g).data()),
+                   {nullptr, nullptr}};
+  for (int i = 0; i < info.states; ++i)
+    a.s[i] = static_cast<float *>(py::reinterpret_borrow<py::array>(states[i]).mutable_data());
+  solver::Scalars c{};
+  std::copy(scalars.begin(), scalars.end(), c.k);
+  {
+    py::gil_scoped_release release;
+    solver::update(r, a, c, n);
+  }
+  return true;
+}
+
 template <typename T>
 void bind_all(py::module_ &m) {
   using namespace pybind11::literals;
@@ -465,11 +515,14 @@ void bind_all(py::module_ &m) {
 PYBIND11_MODULE(_native, m) {
   using namespace pybind11::literals;
   m.doc() = "Native C++ kernels of nnabla_ext.cpu";
-  m.attr("ABI_VERSION") = 6;
+  m.attr("ABI_VERSION") = 7;
   // float first: with an exact dtype match pybind11 picks the first overload.
   bind_all<float>(m);
   bind_all<double>(m);
   m.def("num_threads", &nbla_native::num_threads, "Threads the native loops may use.");
+  m.def("solver_update", &solver_update, "rule"_a, "p"_a, "g"_a, "states"_a, "scalars"_a,
+        "Fused float32 solver update in place; False (nothing done) when the arrays do not "
+        "qualify.");
   m.def("blas_callback_address", [] {
     return reinterpret_cast<std::uintptr_t>(&nbla_native::run_blas_jobs);
   }, "Address of the OpenBLAS threads callback that runs BLAS jobs on the native team.");

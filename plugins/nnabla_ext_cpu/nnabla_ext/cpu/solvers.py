@@ -9,6 +9,13 @@ computed with Python floats and rounded to float32 where nnabla rounds them.
 ``RULES`` maps nnabla's solver type name to a :class:`nnabla.solver_rule.Rule` (the
 contract is documented there); every function here is written against ``xp``, so
 another backend may register them with its own namespace.
+
+The CPU rules of Sgd, Momentum, Nesterov, SgdW, Adagrad, RMSprop, Adam and AdamW run as
+one fused native pass per parameter (``_native.solver_update``, src/solvers.cpp) when
+``xp`` is numpy and every array is a C-contiguous float32 ndarray; the native loops make
+the float32 operations of the functions below in their order, so the results are
+bit-identical. In every other case (another namespace, dtype or layout) the function
+below runs. :data:`NATIVE_UPDATES` switches the native passes off.
 """
 from __future__ import annotations
 
@@ -17,6 +24,11 @@ import numpy as np
 
 from nnabla.solver_rule import GradOps
 from nnabla.solver_rule import Rule as _Rule
+
+from . import _native
+
+NATIVE_UPDATES = True
+"""Whether the rules with a fused native update use it (False: always the ``xp`` code)."""
 
 
 def weight_decay(xp, p, g, rate):
@@ -294,19 +306,76 @@ def lion(xp, p, g, state, t, hp):
     p[...] = p - hp["lr"] * (u + hp["weight_decay_rate"] * p)
 
 
+def _sgd_scalars(hp, t):
+    return (hp["lr"],)
+
+
+def _momentum_scalars(hp, t):
+    return hp["momentum"], hp["lr"]
+
+
+def _nesterov_scalars(hp, t):
+    mom = hp["momentum"]
+    return mom, hp["lr"], -mom, 1 + mom
+
+
+def _sgdw_scalars(hp, t):
+    lr = hp["lr"]
+    return hp["momentum"], lr, (lr / hp["init_lr"]) * hp["weight_decay_rate"]
+
+
+def _adagrad_scalars(hp, t):
+    return hp["lr"], hp["eps"]
+
+
+def _rmsprop_scalars(hp, t):
+    decay = hp["decay"]
+    return decay, 1 - decay, hp["lr"], hp["eps"]
+
+
+def _adam_scalars(hp, t):
+    b1, b2 = hp["beta1"], hp["beta2"]
+    return b1, 1 - b1, b2, 1 - b2, _adam_alpha_t(hp, t), hp["eps"]
+
+
+def _adamw_scalars(hp, t):
+    eta_t = hp["alpha"] / hp["init_lr"]
+    return _adam_scalars(hp, t) + (eta_t * hp["weight_decay_rate"],)
+
+
+def _fused(name, update, states, scalars):
+    """The Rule of solver ``name``: ``update``, or its fused native pass where it applies.
+
+    ``scalars(hp, t)`` gives the float32 factors of the native loop of ``name``
+    (src/solvers.cpp), computed by the same expressions as in ``update``; ``states`` are the
+    state names in the loop's order. ``_native.solver_update`` checks the arrays and returns
+    False, having done nothing, unless all are C-contiguous float32 ndarrays of one size, the
+    written ones writable and no two overlapping; ``update`` then runs.
+    """
+    def fused(xp, p, g, state, t, hp):
+        if NATIVE_UPDATES and xp is np and _native.solver_update(
+                name, p, g, tuple(state[s] for s in states), scalars(hp, t)):
+            return
+        update(xp, p, g, state, t, hp)
+
+    fused.__name__ = fused.__qualname__ = update.__name__ + "_fused"
+    fused.__doc__ = update.__doc__
+    return Rule(fused, states)
+
+
 RULES = {
-    "Sgd": Rule(sgd),
-    "SgdW": Rule(sgdw, ("m",)),
-    "Momentum": Rule(momentum, ("m",)),
+    "Sgd": _fused("Sgd", sgd, (), _sgd_scalars),
+    "SgdW": _fused("SgdW", sgdw, ("m",), _sgdw_scalars),
+    "Momentum": _fused("Momentum", momentum, ("m",), _momentum_scalars),
     "Lars": Rule(lars, ("v",)),
-    "Nesterov": Rule(nesterov, ("m",)),
+    "Nesterov": _fused("Nesterov", nesterov, ("m",), _nesterov_scalars),
     "Adadelta": Rule(adadelta, ("e_sqr_grad", "e_sqr_delta")),
-    "Adagrad": Rule(adagrad, ("v",)),
+    "Adagrad": _fused("Adagrad", adagrad, ("v",), _adagrad_scalars),
     "AdaBelief": Rule(adabelief, ("mean", "var"), (("s_max", "amsgrad"),)),
-    "RMSprop": Rule(rmsprop, ("v",)),
+    "RMSprop": _fused("RMSprop", rmsprop, ("v",), _rmsprop_scalars),
     "RMSpropGraves": Rule(rmsprop_graves, ("n", "g", "d")),
-    "Adam": Rule(adam, ("mean", "var")),
-    "AdamW": Rule(adamw, ("mean", "var")),
+    "Adam": _fused("Adam", adam, ("mean", "var"), _adam_scalars),
+    "AdamW": _fused("AdamW", adamw, ("mean", "var"), _adamw_scalars),
     "AdaBound": Rule(adabound, ("mean", "var")),
     "Adamax": Rule(adamax, ("m", "u")),
     "AMSGRAD": Rule(amsgrad, ("m", "v", "v_hat")),
@@ -315,3 +384,7 @@ RULES = {
     "Lion": Rule(lion, ("m",)),
 }
 """The CPU backend's solver rules, keyed by nnabla's solver type name."""
+
+GENERIC_UPDATES = {"Sgd": sgd, "SgdW": sgdw, "Momentum": momentum, "Nesterov": nesterov,
+                   "Adagrad": adagrad, "RMSprop": rmsprop, "Adam": adam, "AdamW": adamw}
+"""The ``xp`` update behind each fused rule of :data:`RULES` (for another backend)."""

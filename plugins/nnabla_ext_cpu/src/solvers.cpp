@@ -1,0 +1,144 @@
+// The fused solver loops declared in solvers.h.
+//
+// Built with -ffp-contract=off -fno-math-errno (CMakeLists.txt). The pragma below keeps
+// FMA contraction off even where that flag is missing: contracting m * b1 + c * g into an
+// FMA (GCC's default for GNU C++ in the x86-64-v3 clone) would change the float32 results.
+// -fno-math-errno only lets sqrt vectorize (a pragma cannot set it); results are the same.
+#include "solvers.h"
+
+#include "activation.h"
+
+namespace nbla_native {
+namespace solver {
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#elif defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+// p = p - g * lr                                     k: lr
+NBLA_VECTOR_CLONES static void sgd(float *__restrict p, const float *__restrict g,
+                                   const Scalars &c, idx_t n) {
+  const float lr = c.k[0];
+  for (idx_t i = 0; i < n; ++i) p[i] = p[i] - g[i] * lr;
+}
+
+// m = momentum * m + lr * g; p = p - m                k: momentum, lr
+NBLA_VECTOR_CLONES static void momentum(float *__restrict p, const float *__restrict g,
+                                        float *__restrict m, const Scalars &c, idx_t n) {
+  const float mom = c.k[0], lr = c.k[1];
+  for (idx_t i = 0; i < n; ++i) {
+    const float mi = mom * m[i] + lr * g[i];
+    m[i] = mi;
+    p[i] = p[i] - mi;
+  }
+}
+
+// m' = momentum * m - lr * g; p = p + (-momentum * m + (1 + momentum) * m')
+//                                                    k: momentum, lr, -momentum, 1 + momentum
+NBLA_VECTOR_CLONES static void nesterov(float *__restrict p, const float *__restrict g,
+                                        float *__restrict m, const Scalars &c, idx_t n) {
+  const float mom = c.k[0], lr = c.k[1], neg_mom = c.k[2], one_plus_mom = c.k[3];
+  for (idx_t i = 0; i < n; ++i) {
+    const float prev = m[i];
+    const float mi = mom * prev - lr * g[i];
+    m[i] = mi;
+    p[i] = p[i] + (neg_mom * prev + one_plus_mom * mi);
+  }
+}
+
+// m = momentum * m + lr * g; p = p - m - decay * p     k: momentum, lr, decay
+NBLA_VECTOR_CLONES static void sgdw(float *__restrict p, const float *__restrict g,
+                                    float *__restrict m, const Scalars &c, idx_t n) {
+  const float mom = c.k[0], lr = c.k[1], decay = c.k[2];
+  for (idx_t i = 0; i < n; ++i) {
+    const float mi = mom * m[i] + lr * g[i];
+    m[i] = mi;
+    const float pi = p[i];
+    p[i] = (pi - mi) - decay * pi;
+  }
+}
+
+// v = v + g * g; p = p - lr * g / (sqrt(v) + eps)       k: lr, eps
+NBLA_VECTOR_CLONES static void adagrad(float *__restrict p, const float *__restrict g,
+                                       float *__restrict v, const Scalars &c, idx_t n) {
+  const float lr = c.k[0], eps = c.k[1];
+  for (idx_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float vi = v[i] + gi * gi;
+    v[i] = vi;
+    p[i] = p[i] - (lr * gi) / (__builtin_sqrtf(vi) + eps);
+  }
+}
+
+// v = v * decay + g * g * (1 - decay); p = p - lr / (sqrt(v) + eps) * g
+//                                                    k: decay, 1 - decay, lr, eps
+NBLA_VECTOR_CLONES static void rmsprop(float *__restrict p, const float *__restrict g,
+                                       float *__restrict v, const Scalars &c, idx_t n) {
+  const float decay = c.k[0], one_minus_decay = c.k[1], lr = c.k[2], eps = c.k[3];
+  for (idx_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float vi = v[i] * decay + (gi * gi) * one_minus_decay;
+    v[i] = vi;
+    p[i] = p[i] - (lr / (__builtin_sqrtf(vi) + eps)) * gi;
+  }
+}
+
+// m = m * beta1 + (1 - beta1) * g; v = v * beta2 + (1 - beta2) * g * g (solvers._moments);
+// returns alpha_t * m / (sqrt(v) + eps), Adam's step.
+NBLA_INLINE float adam_step(float gi, float &m, float &v, const Scalars &c) {
+  const float b1 = c.k[0], one_minus_b1 = c.k[1], b2 = c.k[2], one_minus_b2 = c.k[3],
+              alpha_t = c.k[4], eps = c.k[5];
+  const float mi = m * b1 + one_minus_b1 * gi;
+  const float vi = v * b2 + (one_minus_b2 * gi) * gi;
+  m = mi;
+  v = vi;
+  return (alpha_t * mi) / (__builtin_sqrtf(vi) + eps);
+}
+
+// p = p - step                                       k: beta1, 1 - beta1, beta2, 1 - beta2,
+//                                                       alpha_t, eps
+NBLA_VECTOR_CLONES static void adam(float *__restrict p, const float *__restrict g,
+                                    float *__restrict m, float *__restrict v, const Scalars &c,
+                                    idx_t n) {
+  for (idx_t i = 0; i < n; ++i) p[i] = p[i] - adam_step(g[i], m[i], v[i], c);
+}
+
+// p = p - step - eta_t * wd * p                      k: as adam, then eta_t * wd
+NBLA_VECTOR_CLONES static void adamw(float *__restrict p, const float *__restrict g,
+                                     float *__restrict m, float *__restrict v,
+                                     const Scalars &c, idx_t n) {
+  const float decay = c.k[6];
+  for (idx_t i = 0; i < n; ++i) {
+    const float pi = p[i];
+    p[i] = (pi - adam_step(g[i], m[i], v[i], c)) - decay * pi;
+  }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
+void update(int r, const Arrays &a, const Scalars &c, idx_t n) {
+  for_chunks(n, [&](idx_t at, idx_t len) {
+    float *p = a.p + at;
+    const float *g = a.g + at;
+    float *s0 = a.s[0] ? a.s[0] + at : nullptr, *s1 = a.s[1] ? a.s[1] + at : nullptr;
+    switch (r) {
+      case 0: sgd(p, g, c, len); break;
+      case 1: momentum(p, g, s0, c, len); break;
+      case 2: nesterov(p, g, s0, c, len); break;
+      case 3: sgdw(p, g, s0, c, len); break;
+      case 4: adagrad(p, g, s0, c, len); break;
+      case 5: rmsprop(p, g, s0, c, len); break;
+      case 6: adam(p, g, s0, s1, c, len); break;
+      case 7: adamw(p, g, s0, s1, c, len); break;
+      default: break;
+    }
+  });
+}
+
+}  // namespace solver
+}  // namespace nbla_native
