@@ -168,6 +168,8 @@ class MpiCommunicator(Communicator):
 
     # -- collectives -------------------------------------------------------------------
     def _all_reduce(self, arrays, division, inplace, group, scale):
+        if not inplace and self._all_reduce_steady(arrays, division, group, scale):
+            return
         comm = self._comm("all_reduce", group)
         # As nnabla: when every array of every rank is only zeroed (NdArray.zeroing), there
         # is nothing to sum and they stay zeroed. The ranks learn it from the layout check
@@ -232,7 +234,53 @@ class MpiCommunicator(Communicator):
             if division and not (pack.half or folded and buf.dtype.kind == "f"):
                 _divide(buf, n)
             pack.store()
-        self._forecasts[group].learn(signature)
+        forecasts = self._forecasts[group]
+        pack = messages[0][1]
+        if len(messages) == 1 and pack is not None and forecasts.entry[3] is not pack \
+                and pack.kept and not pack.half \
+                and all(char == pack.buf.dtype.char for _, char in signature[1]):
+            forecasts.entry[3] = pack   # for _all_reduce_steady, from the next call on
+        forecasts.learn(signature)
+
+    def _all_reduce_steady(self, arrays, division, group, scale):
+        """The steady state of a training loop, in one pass over the arrays: a packed
+        ``all_reduce`` whose layout is forecast (see :class:`_Forecasts`) and whose arrays
+        are those of the kept pack that carried the last call with this forecast (see
+        :meth:`_Pack.steady`). Same messages and results as :meth:`_all_reduce_forecast`,
+        without building the signature, the pack's key and the message list again.
+        Returns False (nothing done) when this call is not such a one."""
+        forecasts = self._forecasts.get(group)
+        if forecasts is None:
+            return False
+        entry = forecasts.entry
+        if entry is None or entry[3] is None or entry[1] < 2:
+            return False
+        pack, signature = entry[3], entry[0]
+        if signature[2] != (division, False) or self._packs.get(pack.key) is not pack:
+            return False
+        state = pack.steady(arrays)
+        if state is None:
+            return False
+        zeroed, copies = state
+        comm = self._comms[group]
+        n = comm.Get_size()
+        buf = pack.buf
+        folded = division and n & (n - 1) == 0 and buf.dtype.kind == "f"
+        factor = scale / n if folded else scale
+        if copies or factor != 1.0:
+            pack.fill(factor)
+        buf[-2] = 1                 # the header (HEADER values): see _Forecasts
+        buf[-1] = zeroed
+        self._run(comm, "all_reduce", group, "Allreduce", self._MPI.IN_PLACE, buf,
+                  self._MPI.SUM)
+        if buf[-2] != n:
+            self._disagree("all_reduce", group, comm, arrays, signature, int(buf[-2]))
+        if buf[-1] != n:            # unless every rank's arrays are only zeroed
+            if division and not folded:
+                _divide(buf, n)
+            pack.store()
+        forecasts.learn(signature)
+        return True
 
     def _reduce(self, arrays, dst, division, inplace, group):
         comm = self._comm("reduce", group)
@@ -374,7 +422,7 @@ class MpiCommunicator(Communicator):
                                         dtype)
             self._scratch[dtype] = (used + count, buf)
             return _Pack(batch, buf[used:used + count], kept=False, half=half)
-        pack = _Pack(batch, np.zeros(count, dtype), kept=True, half=half)
+        pack = _Pack(batch, np.zeros(count, dtype), kept=True, half=half, key=key)
         self._packs[key] = pack
         self._packs_bytes += nbytes
         return pack
@@ -590,7 +638,7 @@ class _Forecasts:
 
     def __init__(self):
         self.recent = (None, None)      # the signatures of the last two agreed collectives
-        self.after = {}                 # recent -> [signature, times in a row, packs]
+        self.after = {}                 # recent -> [signature, times, packs, kept pack]
         self.entry = None               # after[recent]
 
     def expected(self):
@@ -615,7 +663,8 @@ class _Forecasts:
         else:
             if len(self.after) >= self.LIMIT:
                 self.after.clear()
-            self.after[self.recent] = [signature, 1, packs]
+            # [signature, times in a row, packs, kept pack of the last call]
+            self.after[self.recent] = [signature, 1, packs, None]
         self.recent = (self.recent[1], signature)
         self.entry = self.after.get(self.recent)
 
@@ -634,12 +683,13 @@ class _Pack:
     otherwise the pack takes a new buffer and the old one is left to its holders.
     """
 
-    __slots__ = ("arrays", "buf", "views", "kept", "bounds", "half")
+    __slots__ = ("arrays", "buf", "views", "kept", "bounds", "half", "key")
 
-    def __init__(self, batch, buf, kept, half=False):
+    def __init__(self, batch, buf, kept, half=False, key=None):
         self.arrays = [weakref.ref(a._array) for a in batch]
         self.buf = buf
         self.kept = kept
+        self.key = key              # its key in MpiCommunicator._packs when kept
         self.half = half            # float16 arrays, filled by fill_half
         self.views = [None] * len(batch)
         self.bounds = []
@@ -686,6 +736,45 @@ class _Pack:
                 return
         self.buf = np.empty_like(self.buf)
         self.views = [None] * len(views)
+
+    def steady(self, batch):
+        """:meth:`holds` and :meth:`prepare` in one pass, for a pack of one wire dtype
+        that is not ``half``: ``None`` when ``batch`` are not this pack's arrays, all of the
+        wire dtype and of their shapes here, or when the buffer is referred to by anything
+        but the arrays holding their slices (the caller then takes the general path, whose
+        :meth:`prepare` gives the pack a new buffer); else ``(zeroed, copies)``: whether
+        every array is only zeroed (``NdArray.zeroing``), and whether any must be copied in
+        (:meth:`fill`) as it does not hold its slice."""
+        refs, views, bounds = self.arrays, self.views, self.bounds
+        if len(batch) != len(refs) or self.half:
+            return None
+        wire = self.buf.dtype
+        key = (HOST, wire)
+        held, zeroed, copies = 0, True, False
+        for i in range(len(refs)):
+            array = batch[i]._array
+            if refs[i]() is not array or array.shape != bounds[i][2] or (
+                    array.dtype is not wire and array.dtype != wire):
+                return None
+            if zeroed and array.fill_value != 0:
+                zeroed = False
+            if views[i] is None:
+                if not array.has_type():
+                    return None     # (its type is decided by _messages)
+                copies = True
+            elif array.heads.get(key) is views[i]:
+                # references (as in prepare): self.views and the array's heads
+                if _refcount(views[i]) != _IN_LIST + 1:
+                    return None
+                held += 1
+            elif _refcount(views[i]) == _IN_LIST and array.has_type():
+                views[i] = None     # a slice the array dropped, held by nothing else
+                copies = True
+            else:
+                return None
+        if _refcount(self.buf) != _IN_SLOT + held:
+            return None
+        return zeroed, copies
 
     def fill(self, factor=1.0):
         """Copy the values of the arrays into the buffer, times ``factor`` (those holding
