@@ -194,3 +194,21 @@ def test_solver_update_rejects_an_unknown_rule_or_wrong_counts():
 def test_every_fused_rule_has_a_generic_update_and_a_case():
     fused = {name for name, rule in rules.RULES.items() if rule.update.__name__.endswith("_fused")}
     assert fused == set(rules.GENERIC_UPDATES) == {name for name, _ in CASES}
+
+
+@pytest.mark.parametrize("case", CASES[::2], ids=_case_id)
+def test_infinite_and_nan_gradients_give_the_numpy_results(case):
+    name, values = case
+    rule, generic, hp = rules.RULES[name], rules.GENERIC_UPDATES[name], _hp(name, values)
+    rng = np.random.RandomState(11)
+    p, state = _random(rng, 40), _states(rng, rule, 40)
+    p_ref, state_ref = p.copy(), {k: v.copy() for k, v in state.items()}
+    for t in (1, 2):
+        g = _random(rng, 40)
+        g[[3, 17]], g[[5, 29]], g[11] = np.inf, -np.inf, np.nan
+        with np.errstate(invalid="ignore", over="ignore"):
+            rule.update(np, p, g.copy(), state, t, hp)
+            generic(np, p_ref, g, state_ref, t, hp)
+        np.testing.assert_array_equal(p, p_ref, err_msg=f"{name} p, step {t}")
+        for k in state:
+            np.testing.assert_array_equal(state[k], state_ref[k], err_msg=f"{name} {k}, step {t}")
