@@ -61,3 +61,8 @@ def test_a_forecast_layout_is_checked_in_its_data_message_and_deviations_raise(r
 
 def test_float16_in_a_half_communicator_rounds_as_nnabla_s_nccl_half_path(run_mpi):
     run_mpi("half")
+
+
+def test_the_steady_state_path_of_a_repeated_packed_all_reduce_sums_whatever_the_arrays_did(
+        run_mpi):
+    run_mpi("steady")

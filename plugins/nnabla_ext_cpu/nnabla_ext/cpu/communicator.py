@@ -278,7 +278,12 @@ class MpiCommunicator(Communicator):
         if buf[-1] != n:            # unless every rank's arrays are only zeroed
             if division and not folded:
                 _divide(buf, n)
-            pack.store()
+            if copies:
+                pack.store()
+            else:                   # every array holds its slice (store, in short)
+                wire = buf.dtype
+                for ref in pack.arrays:
+                    ref().cast(wire, HOST)
         forecasts.learn(signature)
         return True
 
