@@ -1,8 +1,9 @@
 """The fused native solver updates against the numpy rules they replace: bit for bit.
 
-``nnabla_ext.cpu.solvers.RULES`` runs Sgd, Momentum, Nesterov, SgdW, Adagrad, RMSprop, Adam
-and AdamW as one native pass (``_native.solver_update``) on C-contiguous float32 arrays;
-the generic ``xp`` functions (``GENERIC_UPDATES``) are the reference, run on copies.
+``nnabla_ext.cpu.solvers.RULES`` runs Sgd, Momentum, Nesterov, SgdW, Adagrad, RMSprop, Adam,
+AdamW, Adamax and AMSGRAD as one native pass (``_native.solver_update``) on C-contiguous
+float32 arrays; the generic ``xp`` functions (``GENERIC_UPDATES``) are the reference, run on
+copies.
 """
 import numpy as np
 import pytest
@@ -31,15 +32,21 @@ CASES = [
                "weight_decay_rate": 0.0001}),
     ("AdamW", {"alpha": 0.02, "beta1": 0.8, "beta2": 0.95, "eps": 1e-6,
                "weight_decay_rate": 0.1, "init_lr": 0.05}),
+    ("Adamax", {"alpha": 0.002, "beta1": 0.9, "beta2": 0.999, "eps": 1e-08}),
+    ("Adamax", {"alpha": 0.05, "beta1": 0.6, "beta2": 0.7, "eps": 1e-3}),
+    ("AMSGRAD", {"alpha": 0.001, "beta1": 0.9, "beta2": 0.999, "eps": 1e-08,
+                 "bias_correction": False}),
+    ("AMSGRAD", {"alpha": 0.03, "beta1": 0.7, "beta2": 0.8, "eps": 1e-4,
+                 "bias_correction": True}),
 ]
 # Odd and even sizes below one native chunk (2**14), across chunks, and above the size
 # from which the chunks run on several threads (2**18).
 SIZES = [1, 7, 1000, 2**14 + 3, 300_007]
-LR_ARG = {"Adam": "alpha", "AdamW": "alpha"}
+LR_ARG = {"Adam": "alpha", "AdamW": "alpha", "Adamax": "alpha", "AMSGRAD": "alpha"}
 
 
 def _hp(name, values):
-    hp = {k: np.float32(v) for k, v in values.items()}
+    hp = {k: v if isinstance(v, bool) else np.float32(v) for k, v in values.items()}
     hp.setdefault("weight_decay_rate", np.float32(0))
     hp.setdefault("init_lr", hp[LR_ARG.get(name, "lr")])
     return hp
@@ -53,8 +60,9 @@ def _random(rng, size, scale_exponents=6):
 
 
 def _states(rng, rule, size):
-    # second-moment states stay non-negative, as the rules keep them
-    return {s: (np.abs(_random(rng, size)) if s in ("v", "var") else _random(rng, size))
+    # second-moment and maximum states stay non-negative, as the rules keep them
+    return {s: (np.abs(_random(rng, size)) if s in ("v", "var", "u", "v_hat")
+                else _random(rng, size))
             for s in rule.states}
 
 

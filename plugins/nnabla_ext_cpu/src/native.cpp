@@ -442,7 +442,7 @@ bool solver_update(const std::string &rule, const py::object &p, const py::objec
         return false;
   solver::Arrays a{static_cast<float *>(py::reinterpret_borrow<py::array>(p).mutable_data()),
                    static_cast<const float *>(py::reinterpret_borrow<py::array>(g).data()),
-                   {nullptr, nullptr}};
+                   {nullptr, nullptr, nullptr}};
   for (int i = 0; i < info.states; ++i)
     a.s[i] = static_cast<float *>(py::reinterpret_borrow<py::array>(states[i]).mutable_data());
   solver::Scalars c{};

@@ -6,6 +6,8 @@
 // -fno-math-errno only lets sqrt vectorize (a pragma cannot set it); results are the same.
 #include "solvers.h"
 
+#include <cmath>
+
 #include "activation.h"
 
 namespace nbla_native {
@@ -117,6 +119,44 @@ NBLA_VECTOR_CLONES static void adamw(float *__restrict p, const float *__restric
   }
 }
 
+// numpy's maximum: a if a >= b or a is NaN, else b (NaN when either is NaN).
+NBLA_INLINE float maximum(float a, float b) { return (a >= b || a != a) ? a : b; }
+
+// m = beta1 * m + (1 - beta1) * g; u = max(beta2 * u, |g|); p = p - alpha_t * m / (u + eps)
+//                                                    k: beta1, 1 - beta1, beta2, alpha_t, eps
+NBLA_VECTOR_CLONES static void adamax(float *__restrict p, const float *__restrict g,
+                                      float *__restrict m, float *__restrict u,
+                                      const Scalars &c, idx_t n) {
+  const float b1 = c.k[0], one_minus_b1 = c.k[1], b2 = c.k[2], alpha_t = c.k[3], eps = c.k[4];
+  for (idx_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = b1 * m[i] + one_minus_b1 * gi;
+    const float ui = maximum(b2 * u[i], std::fabs(gi));
+    m[i] = mi;
+    u[i] = ui;
+    p[i] = p[i] - (alpha_t * mi) / (ui + eps);
+  }
+}
+
+// Adam's moments; v_hat = max(v_hat, v); p = p - alpha_t * m / (sqrt(v_hat) + eps)
+//                                                    k: as adam (alpha_t: corrected or not)
+NBLA_VECTOR_CLONES static void amsgrad(float *__restrict p, const float *__restrict g,
+                                       float *__restrict m, float *__restrict v,
+                                       float *__restrict v_hat, const Scalars &c, idx_t n) {
+  const float b1 = c.k[0], one_minus_b1 = c.k[1], b2 = c.k[2], one_minus_b2 = c.k[3],
+              alpha_t = c.k[4], eps = c.k[5];
+  for (idx_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = m[i] * b1 + one_minus_b1 * gi;
+    const float vi = v[i] * b2 + (one_minus_b2 * gi) * gi;
+    const float hi = maximum(v_hat[i], vi);
+    m[i] = mi;
+    v[i] = vi;
+    v_hat[i] = hi;
+    p[i] = p[i] - (alpha_t * mi) / (__builtin_sqrtf(hi) + eps);
+  }
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
@@ -125,7 +165,8 @@ void update(int r, const Arrays &a, const Scalars &c, idx_t n) {
   for_chunks(n, [&](idx_t at, idx_t len) {
     float *p = a.p + at;
     const float *g = a.g + at;
-    float *s0 = a.s[0] ? a.s[0] + at : nullptr, *s1 = a.s[1] ? a.s[1] + at : nullptr;
+    float *s0 = a.s[0] ? a.s[0] + at : nullptr, *s1 = a.s[1] ? a.s[1] + at : nullptr,
+          *s2 = a.s[2] ? a.s[2] + at : nullptr;
     switch (r) {
       case 0: sgd(p, g, c, len); break;
       case 1: momentum(p, g, s0, c, len); break;
@@ -135,6 +176,8 @@ void update(int r, const Arrays &a, const Scalars &c, idx_t n) {
       case 5: rmsprop(p, g, s0, c, len); break;
       case 6: adam(p, g, s0, s1, c, len); break;
       case 7: adamw(p, g, s0, s1, c, len); break;
+      case 8: adamax(p, g, s0, s1, c, len); break;
+      case 9: amsgrad(p, g, s0, s1, s2, c, len); break;
       default: break;
     }
   });

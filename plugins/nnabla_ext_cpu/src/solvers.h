@@ -16,13 +16,13 @@
 namespace nbla_native {
 namespace solver {
 
-// The arrays of one update: the parameter, its gradient and up to two states, each of
+// The arrays of one update: the parameter, its gradient and up to three states, each of
 // n elements, none overlapping another (the binding checks it); states beyond the
 // rule's are null.
 struct Arrays {
   float *p;
   const float *g;
-  float *s[2];
+  float *s[3];
 };
 
 // The scalars, in the order the binding receives them from solvers.py.
@@ -39,6 +39,7 @@ struct RuleInfo {
 constexpr RuleInfo kRules[] = {
     {"Sgd", 0, 1},      {"Momentum", 1, 2}, {"Nesterov", 1, 4}, {"SgdW", 1, 3},
     {"Adagrad", 1, 2},  {"RMSprop", 1, 4},  {"Adam", 2, 6},     {"AdamW", 2, 7},
+    {"Adamax", 2, 5},   {"AMSGRAD", 3, 6},
 };
 
 // The index of `name` in kRules, or -1.

@@ -10,11 +10,11 @@ computed with Python floats and rounded to float32 where nnabla rounds them.
 contract is documented there); every function here is written against ``xp``, so
 another backend may register them with its own namespace.
 
-The CPU rules of Sgd, Momentum, Nesterov, SgdW, Adagrad, RMSprop, Adam and AdamW run as
-one fused native pass per parameter (``_native.solver_update``, src/solvers.cpp) when
-``xp`` is numpy and every array is a C-contiguous float32 ndarray; the native loops make
-the float32 operations of the functions below in their order, so the results are
-bit-identical. In every other case (another namespace, dtype or layout) the function
+The CPU rules of Sgd, Momentum, Nesterov, SgdW, Adagrad, RMSprop, Adam, AdamW, Adamax and
+AMSGRAD run as one fused native pass per parameter (``_native.solver_update``,
+src/solvers.cpp) when ``xp`` is numpy and every array is a C-contiguous float32 ndarray;
+the native loops make the float32 operations of the functions below in their order, so
+the results are bit-identical. In every other case (another namespace, dtype or layout) the function
 below runs. :data:`NATIVE_UPDATES` switches the native passes off.
 """
 from __future__ import annotations
@@ -343,6 +343,18 @@ def _adamw_scalars(hp, t):
     return _adam_scalars(hp, t) + (eta_t * hp["weight_decay_rate"],)
 
 
+def _adamax_scalars(hp, t):
+    b1 = hp["beta1"]
+    alpha_t = hp["alpha"] * _f32(1 / (1 - float(b1) ** t))
+    return b1, 1 - b1, hp["beta2"], alpha_t, hp["eps"]
+
+
+def _amsgrad_scalars(hp, t):
+    b1, b2 = hp["beta1"], hp["beta2"]
+    alpha_t = _adam_alpha_t(hp, t) if hp["bias_correction"] else hp["alpha"]
+    return b1, 1 - b1, b2, 1 - b2, alpha_t, hp["eps"]
+
+
 def _fused(name, update, states, scalars):
     """The Rule of solver ``name``: ``update``, or its fused native pass where it applies.
 
@@ -377,8 +389,8 @@ RULES = {
     "Adam": _fused("Adam", adam, ("mean", "var"), _adam_scalars),
     "AdamW": _fused("AdamW", adamw, ("mean", "var"), _adamw_scalars),
     "AdaBound": Rule(adabound, ("mean", "var")),
-    "Adamax": Rule(adamax, ("m", "u")),
-    "AMSGRAD": Rule(amsgrad, ("m", "v", "v_hat")),
+    "Adamax": _fused("Adamax", adamax, ("m", "u"), _adamax_scalars),
+    "AMSGRAD": _fused("AMSGRAD", amsgrad, ("m", "v", "v_hat"), _amsgrad_scalars),
     "AMSBound": Rule(amsbound, ("m", "v", "v_hat")),
     "Lamb": Rule(lamb, ("mean", "var")),
     "Lion": Rule(lion, ("m",)),
@@ -386,5 +398,6 @@ RULES = {
 """The CPU backend's solver rules, keyed by nnabla's solver type name."""
 
 GENERIC_UPDATES = {"Sgd": sgd, "SgdW": sgdw, "Momentum": momentum, "Nesterov": nesterov,
-                   "Adagrad": adagrad, "RMSprop": rmsprop, "Adam": adam, "AdamW": adamw}
+                   "Adagrad": adagrad, "RMSprop": rmsprop, "Adam": adam, "AdamW": adamw,
+                   "Adamax": adamax, "AMSGRAD": amsgrad}
 """The ``xp`` update behind each fused rule of :data:`RULES` (for another backend)."""
