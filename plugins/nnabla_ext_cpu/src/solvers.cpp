@@ -119,8 +119,9 @@ NBLA_VECTOR_CLONES static void adamw(float *__restrict p, const float *__restric
   }
 }
 
-// numpy's maximum: a if a >= b or a is NaN, else b (NaN when either is NaN).
-NBLA_INLINE float maximum(float a, float b) { return (a >= b || a != a) ? a : b; }
+// numpy's maximum: a if a > b or a is NaN, else b (NaN when either is NaN; b when both are
+// zeros, whatever their signs, as numpy's float32 loops).
+NBLA_INLINE float maximum(float a, float b) { return (a > b || a != a) ? a : b; }
 
 // m = beta1 * m + (1 - beta1) * g; u = max(beta2 * u, |g|); p = p - alpha_t * m / (u + eps)
 //                                                    k: beta1, 1 - beta1, beta2, alpha_t, eps
