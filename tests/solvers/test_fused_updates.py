@@ -1,9 +1,8 @@
 """The fused native solver updates against the numpy rules they replace: bit for bit.
 
-``nnabla_ext.cpu.solvers.RULES`` runs Sgd, Momentum, Nesterov, SgdW, Adagrad, RMSprop, Adam,
-AdamW, Adamax and AMSGRAD as one native pass (``_native.solver_update``) on C-contiguous
-float32 arrays; the generic ``xp`` functions (``GENERIC_UPDATES``) are the reference, run on
-copies.
+``nnabla_ext.cpu.solvers.RULES`` runs every solver but Lars, Lamb and AdaBelief as one native
+pass (``_native.solver_update``) on C-contiguous float32 arrays; the generic ``xp`` functions
+(``GENERIC_UPDATES``) are the reference, run on copies.
 """
 import numpy as np
 import pytest
@@ -38,11 +37,26 @@ CASES = [
                  "bias_correction": False}),
     ("AMSGRAD", {"alpha": 0.03, "beta1": 0.7, "beta2": 0.8, "eps": 1e-4,
                  "bias_correction": True}),
+    ("Adadelta", {"lr": 1.0, "decay": 0.95, "eps": 1e-06}),
+    ("Adadelta", {"lr": 0.3, "decay": 0.5, "eps": 1e-2}),
+    ("RMSpropGraves", {"lr": 0.0001, "decay": 0.95, "momentum": 0.9, "eps": 0.0001}),
+    ("RMSpropGraves", {"lr": 0.05, "decay": 0.6, "momentum": 0.3, "eps": 0.01}),
+    ("AdaBound", {"alpha": 0.001, "beta1": 0.9, "beta2": 0.999, "eps": 1e-08,
+                  "final_lr": 0.1, "gamma": 0.001}),
+    ("AdaBound", {"alpha": 0.5, "beta1": 0.6, "beta2": 0.9, "eps": 1e-3, "final_lr": 0.2,
+                  "gamma": 0.1, "init_lr": 0.25}),
+    ("AMSBound", {"alpha": 0.001, "beta1": 0.9, "beta2": 0.999, "eps": 1e-08,
+                  "final_lr": 0.1, "gamma": 0.001, "bias_correction": False}),
+    ("AMSBound", {"alpha": 0.01, "beta1": 0.7, "beta2": 0.9, "eps": 1e-4, "final_lr": 0.3,
+                  "gamma": 0.2, "bias_correction": True}),
+    ("Lion", {"lr": 0.0001, "beta1": 0.9, "beta2": 0.99}),
+    ("Lion", {"lr": 0.01, "beta1": 0.5, "beta2": 0.7, "weight_decay_rate": 0.01}),
 ]
 # Odd and even sizes below one native chunk (2**14), across chunks, and above the size
 # from which the chunks run on several threads (2**18).
 SIZES = [1, 7, 1000, 2**14 + 3, 300_007]
-LR_ARG = {"Adam": "alpha", "AdamW": "alpha", "Adamax": "alpha", "AMSGRAD": "alpha"}
+LR_ARG = {"Adam": "alpha", "AdamW": "alpha", "Adamax": "alpha", "AMSGRAD": "alpha",
+          "AdaBound": "alpha", "AMSBound": "alpha"}
 
 
 def _hp(name, values):
@@ -68,10 +82,12 @@ def assert_same_bits(given, expected, err_msg):
 
 def _states(rng, rule, size):
     states = {s: _random(rng, size) for s in rule.states}
-    for name in set(states) & {"v", "var", "u", "v_hat"}:
+    for name in set(states) & {"v", "var", "u", "v_hat", "e_sqr_grad", "e_sqr_delta"}:
         # second-moment and maximum states stay non-negative, as the rules keep them
         # (zeros keep their sign: numpy's maximum of +0 and -0 is its second operand)
         states[name] = np.where(states[name] == 0, states[name], np.abs(states[name]))
+    if "n" in states:   # RMSpropGraves: n - g^2 stays clear of 0, as a variance would
+        states["n"] = states["g"] * states["g"] + np.abs(states["n"]) + np.float32(1)
     return states
 
 

@@ -158,6 +158,104 @@ NBLA_VECTOR_CLONES static void amsgrad(float *__restrict p, const float *__restr
   }
 }
 
+// numpy's minimum: a if a < b or a is NaN, else b (as maximum above).
+NBLA_INLINE float minimum(float a, float b) { return (a < b || a != a) ? a : b; }
+
+// e_g = e_g * decay + g * g * (1 - decay); delta = sqrt((e_d + eps) / (e_g + eps)) * g;
+// e_d = e_d * decay + delta * delta * (1 - decay); p = p - lr * delta
+//                                                    k: decay, 1 - decay, eps, lr
+NBLA_VECTOR_CLONES static void adadelta(float *__restrict p, const float *__restrict g,
+                                        float *__restrict e_g, float *__restrict e_d,
+                                        const Scalars &c, idx_t n) {
+  const float decay = c.k[0], one_minus_decay = c.k[1], eps = c.k[2], lr = c.k[3];
+  for (idx_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float egi = e_g[i] * decay + (gi * gi) * one_minus_decay;
+    const float delta = __builtin_sqrtf((e_d[i] + eps) / (egi + eps)) * gi;
+    e_g[i] = egi;
+    e_d[i] = e_d[i] * decay + (delta * delta) * one_minus_decay;
+    p[i] = p[i] - lr * delta;
+  }
+}
+
+// n = decay * n + (1 - decay) * g * g; gbar = decay * gbar + (1 - decay) * g;
+// d = momentum * d - lr * g / sqrt(n - gbar * gbar + eps); p = p + d
+//                                                    k: decay, 1 - decay, momentum, lr, eps
+NBLA_VECTOR_CLONES static void rmsprop_graves(float *__restrict p, const float *__restrict g,
+                                              float *__restrict n_, float *__restrict gbar,
+                                              float *__restrict d, const Scalars &c,
+                                              idx_t n) {
+  const float decay = c.k[0], one_minus_decay = c.k[1], mom = c.k[2], lr = c.k[3],
+              eps = c.k[4];
+  for (idx_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float ni = decay * n_[i] + (one_minus_decay * gi) * gi;
+    const float gbi = decay * gbar[i] + one_minus_decay * gi;
+    const float di = mom * d[i] - (lr * gi) / __builtin_sqrtf((ni - gbi * gbi) + eps);
+    n_[i] = ni;
+    gbar[i] = gbi;
+    d[i] = di;
+    p[i] = p[i] + di;
+  }
+}
+
+// eta = min(upper, max(alpha_t / (sqrt(v) + eps), lower)); returns p - eta * m
+NBLA_INLINE float bounded_step(float p, float m, float v, float alpha_t, float eps,
+                               float lower, float upper) {
+  const float eta = minimum(upper, maximum(alpha_t / (__builtin_sqrtf(v) + eps), lower));
+  return p - eta * m;
+}
+
+// Adam's moments, then the bounded step on v          k: as adam, then lower, upper
+NBLA_VECTOR_CLONES static void adabound(float *__restrict p, const float *__restrict g,
+                                        float *__restrict m, float *__restrict v,
+                                        const Scalars &c, idx_t n) {
+  const float b1 = c.k[0], one_minus_b1 = c.k[1], b2 = c.k[2], one_minus_b2 = c.k[3],
+              alpha_t = c.k[4], eps = c.k[5], lower = c.k[6], upper = c.k[7];
+  for (idx_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = m[i] * b1 + one_minus_b1 * gi;
+    const float vi = v[i] * b2 + (one_minus_b2 * gi) * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = bounded_step(p[i], mi, vi, alpha_t, eps, lower, upper);
+  }
+}
+
+// Adam's moments, v_hat = max(v_hat, v), then the bounded step on v_hat
+//                                                    k: as adabound
+NBLA_VECTOR_CLONES static void amsbound(float *__restrict p, const float *__restrict g,
+                                        float *__restrict m, float *__restrict v,
+                                        float *__restrict v_hat, const Scalars &c, idx_t n) {
+  const float b1 = c.k[0], one_minus_b1 = c.k[1], b2 = c.k[2], one_minus_b2 = c.k[3],
+              alpha_t = c.k[4], eps = c.k[5], lower = c.k[6], upper = c.k[7];
+  for (idx_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = m[i] * b1 + one_minus_b1 * gi;
+    const float vi = v[i] * b2 + (one_minus_b2 * gi) * gi;
+    const float hi = maximum(v_hat[i], vi);
+    m[i] = mi;
+    v[i] = vi;
+    v_hat[i] = hi;
+    p[i] = bounded_step(p[i], mi, hi, alpha_t, eps, lower, upper);
+  }
+}
+
+// u = sign(g + beta1 * (m - g)); m = g + beta2 * (m - g); p = p - lr * (u + wd * p)
+// (numpy's sign: +0 for zeros of either sign, NaN stays)   k: beta1, beta2, lr, wd
+NBLA_VECTOR_CLONES static void lion(float *__restrict p, const float *__restrict g,
+                                    float *__restrict m, const Scalars &c, idx_t n) {
+  const float b1 = c.k[0], b2 = c.k[1], lr = c.k[2], wd = c.k[3];
+  for (idx_t i = 0; i < n; ++i) {
+    const float gi = g[i], mi = m[i];
+    const float x = gi + b1 * (mi - gi);
+    const float u = x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x == 0.0f ? 0.0f : x));
+    m[i] = gi + b2 * (mi - gi);
+    const float pi = p[i];
+    p[i] = pi - lr * (u + wd * pi);
+  }
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
@@ -179,6 +277,11 @@ void update(int r, const Arrays &a, const Scalars &c, idx_t n) {
       case 7: adamw(p, g, s0, s1, c, len); break;
       case 8: adamax(p, g, s0, s1, c, len); break;
       case 9: amsgrad(p, g, s0, s1, s2, c, len); break;
+      case 10: adadelta(p, g, s0, s1, c, len); break;
+      case 11: rmsprop_graves(p, g, s0, s1, s2, c, len); break;
+      case 12: adabound(p, g, s0, s1, c, len); break;
+      case 13: amsbound(p, g, s0, s1, s2, c, len); break;
+      case 14: lion(p, g, s0, c, len); break;
       default: break;
     }
   });

@@ -39,7 +39,8 @@ struct RuleInfo {
 constexpr RuleInfo kRules[] = {
     {"Sgd", 0, 1},      {"Momentum", 1, 2}, {"Nesterov", 1, 4}, {"SgdW", 1, 3},
     {"Adagrad", 1, 2},  {"RMSprop", 1, 4},  {"Adam", 2, 6},     {"AdamW", 2, 7},
-    {"Adamax", 2, 5},   {"AMSGRAD", 3, 6},
+    {"Adamax", 2, 5},   {"AMSGRAD", 3, 6},  {"Adadelta", 2, 4}, {"RMSpropGraves", 3, 5},
+    {"AdaBound", 2, 8}, {"AMSBound", 3, 8}, {"Lion", 1, 4},
 };
 
 // The index of `name` in kRules, or -1.

@@ -10,8 +10,8 @@ computed with Python floats and rounded to float32 where nnabla rounds them.
 contract is documented there); every function here is written against ``xp``, so
 another backend may register them with its own namespace.
 
-The CPU rules of Sgd, Momentum, Nesterov, SgdW, Adagrad, RMSprop, Adam, AdamW, Adamax and
-AMSGRAD run as one fused native pass per parameter (``_native.solver_update``,
+The CPU rules of every solver but Lars, Lamb and AdaBelief (whose steps need norms or
+branch per step) run as one fused native pass per parameter (``_native.solver_update``,
 src/solvers.cpp) when ``xp`` is numpy and every array is a C-contiguous float32 ndarray;
 the native loops make the float32 operations of the functions below in their order, so
 the results are bit-identical. In every other case (another namespace, dtype or layout) the function
@@ -215,30 +215,42 @@ def _bounded_step(xp, p, m, v_like, alpha_t, lower, upper, eps):
     p[...] = p - eta * m
 
 
-def adabound(xp, p, g, state, t, hp):
-    """Adam with the step size clipped to [lower(t), upper(t)] around final_lr."""
-    m, v = state["mean"], state["var"]
-    _moments(p, g, m, v, hp)
+def _adabound_factors(hp, t):
+    """(alpha_t, lower, upper) of AdaBound's step ``t``."""
     final_lr = hp["final_lr"] * (hp["alpha"] / hp["init_lr"])
     gamma_t = hp["gamma"] * _f32(t)
     lower = final_lr * (1 - 1 / (gamma_t + 1))
     upper = final_lr * (1 + 1 / gamma_t)
-    _bounded_step(xp, p, m, v, _adam_alpha_t(hp, t), lower, upper, hp["eps"])
+    return _adam_alpha_t(hp, t), lower, upper
 
 
-def amsbound(xp, p, g, state, t, hp):
-    """AMSGRAD with AdaBound's clipping.
+def adabound(xp, p, g, state, t, hp):
+    """Adam with the step size clipped to [lower(t), upper(t)] around final_lr."""
+    m, v = state["mean"], state["var"]
+    _moments(p, g, m, v, hp)
+    alpha_t, lower, upper = _adabound_factors(hp, t)
+    _bounded_step(xp, p, m, v, alpha_t, lower, upper, hp["eps"])
+
+
+def _amsbound_factors(hp, t):
+    """(alpha_t, lower, upper) of AMSBound's step ``t``.
 
     The upper bound is ``final_lr * (1 + t / gamma)``, as nnabla computes it (its
     AdaBound uses ``1 + 1 / (gamma * t)``); kept for identical numbers.
     """
-    m, v, v_hat = state["m"], state["v"], state["v_hat"]
-    _moments(p, g, m, v, hp)
-    v_hat[...] = xp.maximum(v_hat, v)
     alpha_t = _adam_alpha_t(hp, t) if hp["bias_correction"] else hp["alpha"]
     final_lr = hp["final_lr"] * (hp["alpha"] / hp["init_lr"])
     lower = final_lr * (1 - 1 / (hp["gamma"] * _f32(t) + 1))
     upper = final_lr * (1 + 1 / hp["gamma"] * _f32(t))
+    return alpha_t, lower, upper
+
+
+def amsbound(xp, p, g, state, t, hp):
+    """AMSGRAD with AdaBound's clipping (bounds: :func:`_amsbound_factors`)."""
+    m, v, v_hat = state["m"], state["v"], state["v_hat"]
+    _moments(p, g, m, v, hp)
+    v_hat[...] = xp.maximum(v_hat, v)
+    alpha_t, lower, upper = _amsbound_factors(hp, t)
     _bounded_step(xp, p, m, v_hat, alpha_t, lower, upper, hp["eps"])
 
 
@@ -355,6 +367,32 @@ def _amsgrad_scalars(hp, t):
     return b1, 1 - b1, b2, 1 - b2, alpha_t, hp["eps"]
 
 
+def _adadelta_scalars(hp, t):
+    decay = hp["decay"]
+    return decay, 1 - decay, hp["eps"], hp["lr"]
+
+
+def _rmsprop_graves_scalars(hp, t):
+    decay = hp["decay"]
+    return decay, 1 - decay, hp["momentum"], hp["lr"], hp["eps"]
+
+
+def _adabound_scalars(hp, t):
+    b1, b2 = hp["beta1"], hp["beta2"]
+    alpha_t, lower, upper = _adabound_factors(hp, t)
+    return b1, 1 - b1, b2, 1 - b2, alpha_t, hp["eps"], lower, upper
+
+
+def _amsbound_scalars(hp, t):
+    b1, b2 = hp["beta1"], hp["beta2"]
+    alpha_t, lower, upper = _amsbound_factors(hp, t)
+    return b1, 1 - b1, b2, 1 - b2, alpha_t, hp["eps"], lower, upper
+
+
+def _lion_scalars(hp, t):
+    return hp["beta1"], hp["beta2"], hp["lr"], hp["weight_decay_rate"]
+
+
 def _fused(name, update, states, scalars):
     """The Rule of solver ``name``: ``update``, or its fused native pass where it applies.
 
@@ -381,23 +419,27 @@ RULES = {
     "Momentum": _fused("Momentum", momentum, ("m",), _momentum_scalars),
     "Lars": Rule(lars, ("v",)),
     "Nesterov": _fused("Nesterov", nesterov, ("m",), _nesterov_scalars),
-    "Adadelta": Rule(adadelta, ("e_sqr_grad", "e_sqr_delta")),
+    "Adadelta": _fused("Adadelta", adadelta, ("e_sqr_grad", "e_sqr_delta"),
+                       _adadelta_scalars),
     "Adagrad": _fused("Adagrad", adagrad, ("v",), _adagrad_scalars),
     "AdaBelief": Rule(adabelief, ("mean", "var"), (("s_max", "amsgrad"),)),
     "RMSprop": _fused("RMSprop", rmsprop, ("v",), _rmsprop_scalars),
-    "RMSpropGraves": Rule(rmsprop_graves, ("n", "g", "d")),
+    "RMSpropGraves": _fused("RMSpropGraves", rmsprop_graves, ("n", "g", "d"),
+                            _rmsprop_graves_scalars),
     "Adam": _fused("Adam", adam, ("mean", "var"), _adam_scalars),
     "AdamW": _fused("AdamW", adamw, ("mean", "var"), _adamw_scalars),
-    "AdaBound": Rule(adabound, ("mean", "var")),
+    "AdaBound": _fused("AdaBound", adabound, ("mean", "var"), _adabound_scalars),
     "Adamax": _fused("Adamax", adamax, ("m", "u"), _adamax_scalars),
     "AMSGRAD": _fused("AMSGRAD", amsgrad, ("m", "v", "v_hat"), _amsgrad_scalars),
-    "AMSBound": Rule(amsbound, ("m", "v", "v_hat")),
+    "AMSBound": _fused("AMSBound", amsbound, ("m", "v", "v_hat"), _amsbound_scalars),
     "Lamb": Rule(lamb, ("mean", "var")),
-    "Lion": Rule(lion, ("m",)),
+    "Lion": _fused("Lion", lion, ("m",), _lion_scalars),
 }
 """The CPU backend's solver rules, keyed by nnabla's solver type name."""
 
 GENERIC_UPDATES = {"Sgd": sgd, "SgdW": sgdw, "Momentum": momentum, "Nesterov": nesterov,
                    "Adagrad": adagrad, "RMSprop": rmsprop, "Adam": adam, "AdamW": adamw,
-                   "Adamax": adamax, "AMSGRAD": amsgrad}
+                   "Adamax": adamax, "AMSGRAD": amsgrad, "Adadelta": adadelta,
+                   "RMSpropGraves": rmsprop_graves, "AdaBound": adabound,
+                   "AMSBound": amsbound, "Lion": lion}
 """The ``xp`` update behind each fused rule of :data:`RULES` (for another backend)."""
