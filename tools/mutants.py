@@ -178,8 +178,8 @@ MUTANTS = [
     Mutant("clip-norm-plus-eps", SOLVERS, "g[...] = clip_norm * g / xp.sqrt(sum_sq)",
            "g[...] = clip_norm * g / (xp.sqrt(sum_sq) + 1e-3)", SOLVER_TESTS,
            "clip_grad_by_norm by |g| + 1e-3"),
-    Mutant("weight-decay-on-gradient", SOLVERS, "g += xp.float32(rate) * p",
-           "g += xp.float32(rate) * g", SOLVER_TESTS, "weight_decay adds rate * g"),
+    Mutant("weight-decay-on-gradient", SOLVERS, "g += p * xp.float32(rate)",
+           "g += g * xp.float32(rate)", SOLVER_TESTS, "weight_decay adds rate * g"),
     # --------------------------------------------------------------- engine
     Mutant("engine-accumulate-overwrites", "nnabla_core/_execute.py",
            "if add and (grad.heads or grad.fill_value not in (None, 0)):",
