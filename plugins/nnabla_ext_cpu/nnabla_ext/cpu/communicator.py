@@ -31,7 +31,9 @@ summing garbage or hanging (``NNABLA_MPI_CHECK_LAYOUT=0`` skips it): by an excha
 16-byte signature before the data (run while the packs are filled), or, for a packed
 ``all_reduce`` whose layout was forecast from the collectives before it (as in a training
 loop), by flags summed in its first data message, which saves the exchange's
-synchronisation of the processes (see :class:`_Forecasts`).
+synchronisation of the processes (see :class:`_Forecasts`). Such a call on the arrays of the
+kept pack that carried it last time (a training loop's steady state) is recognised in one
+pass over the arrays (``MpiCommunicator._all_reduce_steady``).
 
 Watchdog (nnabla's variables): with ``NNABLA_MPI_WATCH_DOG_ENABLE`` set to a non-zero value,
 collectives run non-blocking and are polled; one not done within
