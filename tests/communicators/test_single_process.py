@@ -242,3 +242,28 @@ def test_no_communicator_for_the_context_names_what_is_registered(registry_snaps
         C.DataParallelCommunicator(nn.Context(backend=["echo:float"]))
     with pytest.raises(TypeError, match="argument 'ctx' is of type str; expected nnabla.Context"):
         C.MultiProcessCommunicator("cpu")
+
+
+def test_huge_page_hint_discards_only_the_whole_2mib_pages_inside_a_pack_buffer():
+    # a kept pack's new buffer is advised onto transparent huge pages (Linux): the whole
+    # 2 MiB pages inside it are discarded (read as zeros) and nothing around it is touched
+    from nnabla_ext.cpu import communicator as cpu_comm
+    huge = 2 << 20
+    big = np.full((12 << 20) // 4, 7.0, np.float32)
+    first = (-big.ctypes.data) % huge // 4 + 1000          # an unaligned start, 4 KB on
+    buf = big[first:first + (5 << 20) // 4]
+    assert cpu_comm._huge_pages(buf) is buf
+    start = buf.ctypes.data
+    low = -(-start // huge) * huge
+    high = (start + buf.nbytes) // huge * huge
+    assert high - low >= huge
+    inside = np.zeros(big.size, bool)
+    inside[(low - big.ctypes.data) // 4:(high - big.ctypes.data) // 4] = True
+    if sys.platform.startswith("linux"):
+        assert_array_equal(big[inside], 0)
+    else:                      # no madvise there: the hint does nothing
+        assert_array_equal(big[inside], 7)
+    assert_array_equal(big[~inside], 7)
+    small = np.full(1000, 7.0, np.float32)                   # under one huge page: untouched
+    assert cpu_comm._huge_pages(small) is small
+    assert_array_equal(small, 7)
