@@ -185,6 +185,24 @@ for step in range(6):
     for a, w in zip(arrays, total(30 + step, division=True)):
         assert_array_equal(a.data, w)
 
+# float16 and float32 arrays in one float32 pack (a float communicator): never the steady
+# path (its signature names float16); a float16 array cast to float32 on one rank only is a
+# different layout: every rank raises, though the message would be the same
+mixed = [ndarray(data(r, (5,), np.float16, salt=40)), ndarray(data(r, (3,), salt=40))]
+for step in range(7):
+    taken.clear()
+    comm.all_reduce(mixed)
+    assert taken == [False], (step, taken)
+assert_allclose(mixed[0].data, sum(data(q, (5,), np.float16, salt=40).astype(np.float32)
+                                   for q in range(n)) * n ** 6, rtol=2e-2)
+if r == 0:
+    mixed[0].cast(np.float32)
+try:
+    comm.all_reduce(mixed)
+    raise AssertionError("a float16 array cast to float32 on one rank did not raise")
+except ValueError as e:
+    assert "every rank must pass the same" in str(e), e
+
 comm._run = real_run
 comm._all_reduce_steady = real_steady
 done(comm)
