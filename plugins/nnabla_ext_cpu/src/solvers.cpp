@@ -88,16 +88,22 @@ NBLA_VECTOR_CLONES static void rmsprop(float *__restrict p, const float *__restr
   }
 }
 
-// m = m * beta1 + (1 - beta1) * g; v = v * beta2 + (1 - beta2) * g * g (solvers._moments);
-// returns alpha_t * m / (sqrt(v) + eps), Adam's step.
+// Adam's moments (solvers._moments), in place; k: beta1, 1 - beta1, beta2, 1 - beta2, ...
+// m = m * beta1 + (1 - beta1) * g; v = v * beta2 + (1 - beta2) * g * g
+NBLA_INLINE void adam_moments(float gi, float &m, float &v, const Scalars &c) {
+  m = m * c.k[0] + c.k[1] * gi;
+  v = v * c.k[2] + (c.k[3] * gi) * gi;
+}
+
+// alpha_t * m / (sqrt(v) + eps), Adam's step on the moments; k[4], k[5]: alpha_t, eps
+NBLA_INLINE float adam_direction(float m, float v, const Scalars &c) {
+  return (c.k[4] * m) / (__builtin_sqrtf(v) + c.k[5]);
+}
+
+// Updates the moments; returns Adam's step.
 NBLA_INLINE float adam_step(float gi, float &m, float &v, const Scalars &c) {
-  const float b1 = c.k[0], one_minus_b1 = c.k[1], b2 = c.k[2], one_minus_b2 = c.k[3],
-              alpha_t = c.k[4], eps = c.k[5];
-  const float mi = m * b1 + one_minus_b1 * gi;
-  const float vi = v * b2 + (one_minus_b2 * gi) * gi;
-  m = mi;
-  v = vi;
-  return (alpha_t * mi) / (__builtin_sqrtf(vi) + eps);
+  adam_moments(gi, m, v, c);
+  return adam_direction(m, v, c);
 }
 
 // p = p - step                                       k: beta1, 1 - beta1, beta2, 1 - beta2,
@@ -144,17 +150,11 @@ NBLA_VECTOR_CLONES static void adamax(float *__restrict p, const float *__restri
 NBLA_VECTOR_CLONES static void amsgrad(float *__restrict p, const float *__restrict g,
                                        float *__restrict m, float *__restrict v,
                                        float *__restrict v_hat, const Scalars &c, idx_t n) {
-  const float b1 = c.k[0], one_minus_b1 = c.k[1], b2 = c.k[2], one_minus_b2 = c.k[3],
-              alpha_t = c.k[4], eps = c.k[5];
   for (idx_t i = 0; i < n; ++i) {
-    const float gi = g[i];
-    const float mi = m[i] * b1 + one_minus_b1 * gi;
-    const float vi = v[i] * b2 + (one_minus_b2 * gi) * gi;
-    const float hi = maximum(v_hat[i], vi);
-    m[i] = mi;
-    v[i] = vi;
+    adam_moments(g[i], m[i], v[i], c);
+    const float hi = maximum(v_hat[i], v[i]);
     v_hat[i] = hi;
-    p[i] = p[i] - (alpha_t * mi) / (__builtin_sqrtf(hi) + eps);
+    p[i] = p[i] - adam_direction(m[i], hi, c);
   }
 }
 
@@ -210,15 +210,10 @@ NBLA_INLINE float bounded_step(float p, float m, float v, float alpha_t, float e
 NBLA_VECTOR_CLONES static void adabound(float *__restrict p, const float *__restrict g,
                                         float *__restrict m, float *__restrict v,
                                         const Scalars &c, idx_t n) {
-  const float b1 = c.k[0], one_minus_b1 = c.k[1], b2 = c.k[2], one_minus_b2 = c.k[3],
-              alpha_t = c.k[4], eps = c.k[5], lower = c.k[6], upper = c.k[7];
+  const float alpha_t = c.k[4], eps = c.k[5], lower = c.k[6], upper = c.k[7];
   for (idx_t i = 0; i < n; ++i) {
-    const float gi = g[i];
-    const float mi = m[i] * b1 + one_minus_b1 * gi;
-    const float vi = v[i] * b2 + (one_minus_b2 * gi) * gi;
-    m[i] = mi;
-    v[i] = vi;
-    p[i] = bounded_step(p[i], mi, vi, alpha_t, eps, lower, upper);
+    adam_moments(g[i], m[i], v[i], c);
+    p[i] = bounded_step(p[i], m[i], v[i], alpha_t, eps, lower, upper);
   }
 }
 
@@ -227,17 +222,12 @@ NBLA_VECTOR_CLONES static void adabound(float *__restrict p, const float *__rest
 NBLA_VECTOR_CLONES static void amsbound(float *__restrict p, const float *__restrict g,
                                         float *__restrict m, float *__restrict v,
                                         float *__restrict v_hat, const Scalars &c, idx_t n) {
-  const float b1 = c.k[0], one_minus_b1 = c.k[1], b2 = c.k[2], one_minus_b2 = c.k[3],
-              alpha_t = c.k[4], eps = c.k[5], lower = c.k[6], upper = c.k[7];
+  const float alpha_t = c.k[4], eps = c.k[5], lower = c.k[6], upper = c.k[7];
   for (idx_t i = 0; i < n; ++i) {
-    const float gi = g[i];
-    const float mi = m[i] * b1 + one_minus_b1 * gi;
-    const float vi = v[i] * b2 + (one_minus_b2 * gi) * gi;
-    const float hi = maximum(v_hat[i], vi);
-    m[i] = mi;
-    v[i] = vi;
+    adam_moments(g[i], m[i], v[i], c);
+    const float hi = maximum(v_hat[i], v[i]);
     v_hat[i] = hi;
-    p[i] = bounded_step(p[i], mi, hi, alpha_t, eps, lower, upper);
+    p[i] = bounded_step(p[i], m[i], hi, alpha_t, eps, lower, upper);
   }
 }
 

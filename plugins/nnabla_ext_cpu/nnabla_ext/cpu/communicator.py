@@ -153,11 +153,7 @@ class MpiCommunicator(Communicator):
             self._comms[WORLD].Abort(1)
 
     def _barrier(self):
-        world = self._comms[WORLD]
-        if self._timeout is None:
-            world.Barrier()
-        else:
-            self._wait(world.Ibarrier(), "barrier", WORLD)
+        self._run(self._comms[WORLD], "barrier", WORLD, "Barrier")
 
     def _abort(self):
         self._comms[WORLD].Abort(1)
@@ -495,10 +491,7 @@ class MpiCommunicator(Communicator):
         hits = 0
         if forecasts is not None and forecasts.expected() is not None:
             hits = self._answer(comm, group, op, forecasts.expected())
-        mine = np.array([_OPS[op], zlib.crc32(self._text(signature).encode()), zeroed],
-                        np.int64)
-        every = np.empty((comm.Get_size(), 3), np.int64)
-        request = comm.Iallgather(mine, every)
+        request, mine, every = self._exchange(comm, op, signature, zeroed)
         packs = self._plan(signature[1]) if forecastable else None
         return request, group, mine, every, signature, packs, hits
 
@@ -510,18 +503,10 @@ class MpiCommunicator(Communicator):
             return False
         request, group, mine, every, signature, packs, hits = agreement
         op, layout, options = signature
-        if self._timeout is None:
-            request.Wait()
-        else:
-            self._wait(request, op, group)
-        differ = [r for r, row in zip(self._groups[group], every)
-                  if (row[:2] != mine[:2]).any()]
+        self._complete(request, op, group)
+        differ = self._differing(group, mine, every)
         if differ or hits:
-            raise ValueError(f"{self.NAME}.{op} on group {group!r}: ranks {differ} called a "
-                             f"different collective or passed arrays of other shapes, dtypes "
-                             f"or options than rank {self._rank}, which passed "
-                             f"{_readable(layout)} with {options}; every rank must pass the "
-                             f"same")
+            raise self._mismatch(op, group, differ, f"{_readable(layout)} with {options}")
         self._forecasts.setdefault(group, _Forecasts()).learn(signature, packs)
         return bool(every[:, 2].all())
 
@@ -544,21 +529,39 @@ class MpiCommunicator(Communicator):
     def _disagree(self, op, group, comm, arrays, signature, hits):
         """The forecast layout was not every rank's (``hits`` ranks had it): name the
         ranks that differ, by the exchange the others are making, and raise."""
-        mine = np.array([_OPS[op], zlib.crc32(self._text(signature).encode()), 0], np.int64)
+        request, mine, every = self._exchange(comm, op, signature, False)
+        self._complete(request, op, group)
+        raise self._mismatch(op, group, self._differing(group, mine, every),
+                             _readable(signature[1]),
+                             f" (the arrays of this call now hold undefined values: {hits} of "
+                             f"{comm.Get_size()} ranks had sent them)")
+
+    def _exchange(self, comm, op, signature, zeroed):
+        """Start gathering every rank's ``[operation, checksum of signature, zeroed]``:
+        ``(request, mine, every)``."""
+        mine = np.array([_OPS[op], zlib.crc32(self._text(signature).encode()), zeroed],
+                        np.int64)
         every = np.empty((comm.Get_size(), 3), np.int64)
-        request = comm.Iallgather(mine, every)
+        return comm.Iallgather(mine, every), mine, every
+
+    def _differing(self, group, mine, every):
+        """The ranks of ``group`` whose operation or signature differs from ``mine``."""
+        return [r for r, row in zip(self._groups[group], every) if (row[:2] != mine[:2]).any()]
+
+    def _mismatch(self, op, group, differ, passed, detail=""):
+        """The ValueError of a collective whose ranks ``differ`` from this one, which
+        ``passed`` (text) the arrays of its signature."""
+        return ValueError(f"{self.NAME}.{op} on group {group!r}: ranks {differ} called a "
+                          f"different collective or passed arrays of other shapes, dtypes or "
+                          f"options than rank {self._rank}, which passed {passed}; every rank "
+                          f"must pass the same{detail}")
+
+    def _complete(self, request, op, group):
+        """Wait for the non-blocking ``request``; polled under the watchdog."""
         if self._timeout is None:
             request.Wait()
         else:
             self._wait(request, op, group)
-        differ = [r for r, row in zip(self._groups[group], every)
-                  if (row[:2] != mine[:2]).any()]
-        raise ValueError(f"{self.NAME}.{op} on group {group!r}: ranks {differ} called a "
-                         f"different collective or passed arrays of other shapes, dtypes or "
-                         f"options than rank {self._rank}, which passed "
-                         f"{_readable(signature[1])}; every rank "
-                         f"must pass the same (the arrays of this call now hold undefined "
-                         f"values: {hits} of {comm.Get_size()} ranks had sent them)")
 
     def _run(self, comm, op, group, method, *args):
         """``comm.<method>(*args)``; non-blocking under the watchdog."""
