@@ -413,33 +413,33 @@ def _fused(name, update, states, scalars):
     return Rule(fused, states)
 
 
+# The solvers with a fused native pass: name -> (xp update, state names in the native
+# loop's order, float32 factors of the loop).
+_FUSED = {
+    "Sgd": (sgd, (), _sgd_scalars),
+    "SgdW": (sgdw, ("m",), _sgdw_scalars),
+    "Momentum": (momentum, ("m",), _momentum_scalars),
+    "Nesterov": (nesterov, ("m",), _nesterov_scalars),
+    "Adadelta": (adadelta, ("e_sqr_grad", "e_sqr_delta"), _adadelta_scalars),
+    "Adagrad": (adagrad, ("v",), _adagrad_scalars),
+    "RMSprop": (rmsprop, ("v",), _rmsprop_scalars),
+    "RMSpropGraves": (rmsprop_graves, ("n", "g", "d"), _rmsprop_graves_scalars),
+    "Adam": (adam, ("mean", "var"), _adam_scalars),
+    "AdamW": (adamw, ("mean", "var"), _adamw_scalars),
+    "AdaBound": (adabound, ("mean", "var"), _adabound_scalars),
+    "Adamax": (adamax, ("m", "u"), _adamax_scalars),
+    "AMSGRAD": (amsgrad, ("m", "v", "v_hat"), _amsgrad_scalars),
+    "AMSBound": (amsbound, ("m", "v", "v_hat"), _amsbound_scalars),
+    "Lion": (lion, ("m",), _lion_scalars),
+}
+
 RULES = {
-    "Sgd": _fused("Sgd", sgd, (), _sgd_scalars),
-    "SgdW": _fused("SgdW", sgdw, ("m",), _sgdw_scalars),
-    "Momentum": _fused("Momentum", momentum, ("m",), _momentum_scalars),
+    **{name: _fused(name, *entry) for name, entry in _FUSED.items()},
     "Lars": Rule(lars, ("v",)),
-    "Nesterov": _fused("Nesterov", nesterov, ("m",), _nesterov_scalars),
-    "Adadelta": _fused("Adadelta", adadelta, ("e_sqr_grad", "e_sqr_delta"),
-                       _adadelta_scalars),
-    "Adagrad": _fused("Adagrad", adagrad, ("v",), _adagrad_scalars),
     "AdaBelief": Rule(adabelief, ("mean", "var"), (("s_max", "amsgrad"),)),
-    "RMSprop": _fused("RMSprop", rmsprop, ("v",), _rmsprop_scalars),
-    "RMSpropGraves": _fused("RMSpropGraves", rmsprop_graves, ("n", "g", "d"),
-                            _rmsprop_graves_scalars),
-    "Adam": _fused("Adam", adam, ("mean", "var"), _adam_scalars),
-    "AdamW": _fused("AdamW", adamw, ("mean", "var"), _adamw_scalars),
-    "AdaBound": _fused("AdaBound", adabound, ("mean", "var"), _adabound_scalars),
-    "Adamax": _fused("Adamax", adamax, ("m", "u"), _adamax_scalars),
-    "AMSGRAD": _fused("AMSGRAD", amsgrad, ("m", "v", "v_hat"), _amsgrad_scalars),
-    "AMSBound": _fused("AMSBound", amsbound, ("m", "v", "v_hat"), _amsbound_scalars),
     "Lamb": Rule(lamb, ("mean", "var")),
-    "Lion": _fused("Lion", lion, ("m",), _lion_scalars),
 }
 """The CPU backend's solver rules, keyed by nnabla's solver type name."""
 
-GENERIC_UPDATES = {"Sgd": sgd, "SgdW": sgdw, "Momentum": momentum, "Nesterov": nesterov,
-                   "Adagrad": adagrad, "RMSprop": rmsprop, "Adam": adam, "AdamW": adamw,
-                   "Adamax": adamax, "AMSGRAD": amsgrad, "Adadelta": adadelta,
-                   "RMSpropGraves": rmsprop_graves, "AdaBound": adabound,
-                   "AMSBound": amsbound, "Lion": lion}
+GENERIC_UPDATES = {name: entry[0] for name, entry in _FUSED.items()}
 """The ``xp`` update behind each fused rule of :data:`RULES` (for another backend)."""
