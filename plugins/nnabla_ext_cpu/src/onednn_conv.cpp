@@ -14,9 +14,8 @@
 // also loads that library with RTLD_GLOBAL first, which serves builds without it. If the
 // library is missing the import fails and the kernels keep their im2col + GEMM path.
 //
-// Threads: oneDNN (GNU OpenMP build) takes omp_get_max_threads() of the calling thread;
-// every call first applies the count set by set_num_threads (nnabla_ext.cpu's), so
-// oneDNN's team follows the plugin's thread setting.
+// Threads and the engine: onednn_common.h. The module also holds the batched matrix
+// products of src/onednn_matmul.cpp.
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -41,6 +40,7 @@
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
+#include "onednn_common.h"
 
 namespace py = pybind11;
 using dims_t = dnnl::memory::dims;
@@ -49,52 +49,8 @@ using tag = dnnl::memory::format_tag;
 
 namespace {
 
+using namespace nbla_onednn;
 using Floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
-
-// ------------------------------------------------------------------ threads
-std::atomic<int> g_threads{1};
-
-using OmpSetNumThreads = void (*)(int);
-
-OmpSetNumThreads omp_setter() {
-  static const OmpSetNumThreads fn = [] {
-    void *sym = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-    if (!sym) {
-      void *handle = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-      if (handle) sym = dlsym(handle, "omp_set_num_threads");
-    }
-    return reinterpret_cast<OmpSetNumThreads>(sym);
-  }();
-  return fn;
-}
-
-// GNU OpenMP's team does not survive fork(): a child whose first parallel region asks
-// for more than one thread waits for workers that do not exist. A forked child therefore
-// runs oneDNN on one thread (set_num_threads can raise it again, at the user's risk).
-void after_fork_in_child() { g_threads.store(1); }
-
-// The OpenMP thread count is per calling thread: apply ours (at most ``cap`` when it is
-// positive) when it changed. Returns that count.
-int apply_threads(int cap = 0) {
-  static const bool fork_handler = [] {
-    pthread_atfork(nullptr, nullptr, &after_fork_in_child);
-    return true;
-  }();
-  (void)fork_handler;
-  static thread_local int applied = 0;
-  int want = g_threads.load(std::memory_order_relaxed);
-  if (cap > 0 && want > cap) want = cap;
-  if (want != applied) {
-    if (OmpSetNumThreads fn = omp_setter()) fn(want);
-    applied = want;
-  }
-  return want;
-}
-
-dnnl::engine &engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
 
 // ------------------------------------------------------------------ workspace
 // Buffers for operands in oneDNN's layouts, per calling thread: slot 0 and 1 for the two
@@ -666,7 +622,7 @@ std::shared_ptr<Plan> plan(int64_t batch, int64_t in_channels, int64_t out_chann
 
 PYBIND11_MODULE(_onednn_conv, m) {
   using namespace pybind11::literals;
-  m.doc() = "Convolutions through oneDNN for nnabla_ext.cpu";
+  m.doc() = "Convolutions and batched matrix products through oneDNN for nnabla_ext.cpu";
   m.attr("ABI_VERSION") = 1;
   py::register_exception<dnnl::error>(m, "OneDNNError", PyExc_RuntimeError);
   py::class_<Plan, std::shared_ptr<Plan>>(m, "Plan")
@@ -693,6 +649,7 @@ PYBIND11_MODULE(_onednn_conv, m) {
         "Drop libdnnl's resident code pages from this process (bytes advised; see source).");
   // after libdnnl's static initializers, which have run by now (it is a dependency)
   m.attr("released_text_bytes") = release_library_text();
+  define_matmul(m);
   m.def("version", [] {
     const dnnl_version_t *v = dnnl_version();
     return py::make_tuple(v->major, v->minor, v->patch);

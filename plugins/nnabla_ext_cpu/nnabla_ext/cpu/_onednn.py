@@ -1,16 +1,20 @@
-"""oneDNN for the CPU convolutions: finds and loads the library, then the module using it.
+"""oneDNN for the CPU convolutions and batched matrix products: finds and loads the
+library, then the module using it.
 
 The compiled module ``nnabla_ext.cpu._onednn_conv`` (``src/onednn_conv.cpp``) is built
 against oneDNN's headers and names ``libdnnl.so.3`` (found through its RPATH in
 ``<prefix>/lib``); this module loads that library from the ``onednn-cpu-gomp`` wheel (a
 dependency of the plugin on x86-64 Linux) with ``RTLD_GLOBAL`` first, by the path the
 wheel records, so other install layouts work too.
+The module also holds the batched matrix products (``src/onednn_matmul.cpp``,
+``matmul_plan``) of ``BatchMatmul``.
 When the library or the module is missing, or loading fails, :data:`conv` is ``None``
 and :data:`reason` says why; the convolution kernels then keep their im2col + GEMM
-path. ``NNABLA_CPU_ONEDNN=0`` turns oneDNN off before anything is loaded;
-``NNABLA_CPU_ONEDNN=always`` makes every convolution it takes use it (by default a
-geometry whose weights outweigh its maps keeps im2col + GEMM, see
-:func:`nnabla_ext.cpu.kernels.onednn.worth_onednn`). GNU OpenMP
+path, and ``BatchMatmul`` numpy's matmul. ``NNABLA_CPU_ONEDNN=0`` turns oneDNN off
+before anything is loaded; ``NNABLA_CPU_ONEDNN=always`` makes every convolution and
+product it takes use it (by default a geometry whose weights outweigh its maps keeps
+im2col + GEMM, see :func:`nnabla_ext.cpu.kernels.onednn.worth_onednn`, and a small
+product numpy's matmul). GNU OpenMP
 (oneDNN's threads) starts with ``OMP_WAIT_POLICY=passive`` unless the environment sets a
 wait policy or ``GOMP_SPINCOUNT`` (see :func:`_passive_openmp`).
 

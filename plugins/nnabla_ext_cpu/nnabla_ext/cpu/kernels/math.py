@@ -133,26 +133,38 @@ class ATan2(Kernel):
 
 
 class BatchMatmul(Kernel):
-    """Batched matrix product over the last two axes; batch axes broadcast."""
+    """Batched matrix product over the last two axes; batch axes broadcast.
+
+    With ``A = op(a)``, ``B = op(b)`` (``op``: the transpose of the last two axes when its
+    flag is set) and ``y = A B``, the gradients are products taken straight in the inputs'
+    layouts: ``ga = dy B^T``, or ``B dy^T`` when ``a`` is transposed; ``gb = A^T dy``, or
+    ``dy^T A`` when ``b`` is transposed; each then summed over the batch axes its input
+    broadcast. Every product goes through :meth:`product`, which a backend may override
+    (the CPU plugin's oneDNN kernel does).
+    """
 
     def _t(self, m, flag):
         return m.swapaxes(-1, -2) if flag else m
 
+    def product(self, p, q):
+        """``p @ q`` over the last two axes of two arrays of one rank (batch axes broadcast)."""
+        return self.xp.matmul(p, q)
+
     def forward(self, xs):
         a, b = xs
-        return (self.xp.matmul(self._t(a, self.transpose_a), self._t(b, self.transpose_b)),)
+        return (self.product(self._t(a, self.transpose_a), self._t(b, self.transpose_b)),)
 
     def backward(self, xs, ys, dys, propagate_down):
-        # With A = op(a), B = op(b): dA = dy B^T, dB = A^T dy; undo op, then sum broadcasts.
-        xp, (a, b), dy = self.xp, xs, dys[0]
+        (a, b), dy = xs, dys[0]
         ta, tb = self.transpose_a, self.transpose_b
+        op_a, op_b, dy_t = self._t(a, ta), self._t(b, tb), self._t(dy, True)
         ga = gb = None
         if propagate_down[0]:
-            da = xp.matmul(dy, self._t(self._t(b, tb), True))
-            ga = unbroadcast(xp, self._t(da, ta), self.in_shapes[0])
+            da = self.product(op_b, dy_t) if ta else self.product(dy, self._t(op_b, True))
+            ga = unbroadcast(self.xp, da, self.in_shapes[0])
         if propagate_down[1]:
-            db = xp.matmul(self._t(self._t(a, ta), True), dy)
-            gb = unbroadcast(xp, self._t(db, tb), self.in_shapes[1])
+            db = self.product(dy_t, op_a) if tb else self.product(self._t(op_a, True), dy)
+            gb = unbroadcast(self.xp, db, self.in_shapes[1])
         return [ga, gb]
 
 

@@ -1,4 +1,5 @@
-"""Convolutions and deconvolutions through oneDNN (:mod:`nnabla_ext.cpu._onednn`).
+"""Convolutions, deconvolutions and batched matrix products through oneDNN
+(:mod:`nnabla_ext.cpu._onednn`).
 
 Each kernel asks, at setup, for the oneDNN plan of its geometry (cached by the compiled
 module, see ``src/onednn_conv.cpp``) and runs its three passes on it: a convolution's
@@ -23,6 +24,7 @@ import math
 import numpy as np
 
 from .. import _onednn
+from . import math as math_kernels
 from . import native
 from ._columns import add_bias, bias_grad
 
@@ -158,7 +160,44 @@ class DepthwiseDeconvolution(_DeconvolutionPasses, native.DepthwiseDeconvolution
     """One group per output channel (``divisor`` inputs each)."""
 
 
+# Multiply-accumulates per product below which numpy's matmul is kept: there oneDNN's
+# per-call cost (about 10 us here) outweighs what spreading the batch over threads saves.
+MATMUL_MIN_WORK = 1 << 16
+
+
+class BatchMatmul(math_kernels.BatchMatmul):
+    """The generic kernel's products on oneDNN's matmul primitive, which spreads the batch
+    over its OpenMP team (numpy runs the products one after another, each split across
+    BLAS threads). Operands are read through their strides, so transposes are views.
+
+    A product keeps numpy's matmul when oneDNN is off or missing, for arrays other than
+    float32, for empty operands, below :data:`MATMUL_MIN_WORK` multiply-accumulates (unless
+    ``set_enabled('always')``), and where oneDNN refuses the strides (negative ones, say).
+    Results are the same sums in another order: they agree with numpy's to float32
+    rounding (tests/functions/test_onednn_matmul.py).
+    """
+
+    def setup(self):
+        super().setup()
+        self.onednn = _onednn.enabled()
+        self.refused = set()    # (shapes, strides) oneDNN did not take
+
+    def product(self, p, q):
+        if self.onednn and p.dtype == np.float32 and q.dtype == np.float32:
+            work = math.prod(np.broadcast_shapes(p.shape[:-2], q.shape[:-2])) * math.prod(
+                p.shape[-2:]) * q.shape[-1]
+            key = (p.shape, p.strides, q.shape, q.strides)
+            if work and (work >= MATMUL_MIN_WORK or self.onednn == "always") and (
+                    key not in self.refused):
+                try:
+                    return _onednn.conv.matmul_plan(p, q).run(p, q)
+                except ValueError:
+                    self.refused.add(key)
+        return super().product(p, q)
+
+
 KERNELS = {
+    "BatchMatmul": BatchMatmul,
     "Convolution": Convolution,
     "Deconvolution": Deconvolution,
     "DepthwiseConvolution": DepthwiseConvolution,
