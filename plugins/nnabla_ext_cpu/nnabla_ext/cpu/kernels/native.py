@@ -349,10 +349,12 @@ def _flat(a):
 
 class LayerNormalization(_NativeStandardize, normalization.LayerNormalization):
     """Per-feature ``γ``, ``β`` (nnabla's parameters: x's shape with the batch axes 1)
-    take two C++ passes per row each way when the batch axes lead (x viewed as (rows,
-    features)): statistics then ``y``; sums then ``dx``, and the parameter gradients as
-    column sums. Statistics-shaped or absent parameters take the per-statistic path of
-    ``_NativeStandardize``; other layouts and dtypes, the generic code."""
+    take C++ loops when the batch axes lead (x viewed as (rows, features)): forward, the
+    statistics then ``y`` per row; backward, the rows' sums, then ``dx`` and the parameter
+    gradients (column sums) together per block of columns, one read of ``x`` and ``dy``
+    (``src/normalization.h``). Statistics-shaped or absent parameters take the
+    per-statistic path of ``_NativeStandardize``; other layouts and dtypes, the generic
+    code."""
 
     def setup(self):
         super().setup()
