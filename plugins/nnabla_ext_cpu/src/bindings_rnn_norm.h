@@ -213,9 +213,7 @@ py::tuple py_row_norm_backward(Arr<T> x, Arr<T> dy, Arr<T> mean, Arr<T> inv_std,
   }
   {
     py::gil_scoped_release release;
-    if (pdx) nbla_native::row_norm_backward_x(px, pdy, pm, pi, pg, pdm, pdv, pdx, rows, features);
-    if (pdb || pdg)
-      nbla_native::row_norm_param_grads(px, pdy, pm, pi, pdb, pdg, rows, features);
+    nbla_native::row_norm_backward(px, pdy, pm, pi, pg, pdm, pdv, pdx, pdb, pdg, rows, features);
   }
   return py::make_tuple(dx, dbeta, dgamma);
 }
