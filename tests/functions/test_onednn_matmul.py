@@ -142,11 +142,14 @@ def test_backward_accumulates_into_existing_gradients(path):
 @needs_onednn
 def test_plans_are_cached_and_taken_only_where_expected():
     """oneDNN serves float32 products (a plan per shapes and strides, made once); float64,
-    oneDNN off and, unless 'always', products under the work threshold keep numpy."""
+    oneDNN off and, unless 'always', products under the work threshold or with large
+    matrices keep numpy."""
     rng = np.random.RandomState(1)
-    big = [rng.randn(8, 32, 16).astype(np.float32), rng.randn(8, 16, 32).astype(np.float32)]
+    big = [rng.randn(16, 64, 64).astype(np.float32), rng.randn(16, 64, 64).astype(np.float32)]
     small = [rng.randn(2, 4, 3).astype(np.float32), rng.randn(2, 3, 5).astype(np.float32)]
-    assert 8 * 32 * 16 * 32 >= onednn.MATMUL_MIN_WORK > 2 * 4 * 3 * 5
+    huge = [np.ones((1, 256, 512), np.float32), np.ones((1, 512, 256), np.float32)]
+    assert 16 * 64 ** 3 >= onednn.MATMUL_MIN_WORK > 2 * 4 * 3 * 5
+    assert 256 * 512 * 256 > onednn.MATMUL_MAX_PRODUCT >= 64 ** 3
 
     def made(mode, arrays, calls=1):
         previous = _onednn.set_enabled(mode)
@@ -166,6 +169,8 @@ def test_plans_are_cached_and_taken_only_where_expected():
     assert made(True, big, calls=3) == (1, 2)
     assert made(True, small) == (0, 0)
     assert made("always", small) == (1, 0)
+    assert made(True, huge) == (0, 0)
+    assert made("always", huge) == (1, 0)
     assert made(False, big) == (0, 0)
     assert made(True, [a.astype(np.float64) for a in big]) == (0, 0)
 

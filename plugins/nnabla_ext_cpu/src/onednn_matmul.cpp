@@ -6,7 +6,8 @@
 // they are, through their strides: a transposed operand is a view, not a copy. oneDNN
 // spreads the batch over its OpenMP team, where numpy runs the products one after another
 // and splits each of them across BLAS threads (64 products 128x32 by 32x128 on 2 threads:
-// 0.5 ms against 1.1 ms here).
+// 0.47 ms against 0.72 ms here, best of 300 calls). Which products come here is decided by
+// the kernel (nnabla_ext/cpu/kernels/onednn.py, BatchMatmul).
 //
 // One plan per (shapes, strides), holding the primitive; plans are kept in a small LRU
 // cache, so a graph re-created every iteration (dynamic mode) does not re-create them.

@@ -160,9 +160,14 @@ class DepthwiseDeconvolution(_DeconvolutionPasses, native.DepthwiseDeconvolution
     """One group per output channel (``divisor`` inputs each)."""
 
 
-# Multiply-accumulates per product below which numpy's matmul is kept: there oneDNN's
-# per-call cost (about 10 us here) outweighs what spreading the batch over threads saves.
-MATMUL_MIN_WORK = 1 << 16
+# Where oneDNN's matmul beats numpy's (measured here on 2 threads, best of 300 calls):
+# from about 4M multiply-accumulates in all (64 products 64x32 by 32x64: 230 us against
+# 245; 64 of 128x32 by 32x128: 468 against 724), as long as each product is small enough
+# that OpenBLAS splitting it across threads pays less than splitting the batch (2 of
+# 512x512 by 512x512: 4.6-9.1 ms against 3.4). Below the first bound its per-call cost and
+# single-threaded GEMM lose (8 of 32x16 by 16x32: 19 us against 12).
+MATMUL_MIN_WORK = 1 << 22
+MATMUL_MAX_PRODUCT = 1 << 24
 
 
 class BatchMatmul(math_kernels.BatchMatmul):
@@ -171,8 +176,9 @@ class BatchMatmul(math_kernels.BatchMatmul):
     BLAS threads). Operands are read through their strides, so transposes are views.
 
     A product keeps numpy's matmul when oneDNN is off or missing, for arrays other than
-    float32, for empty operands, below :data:`MATMUL_MIN_WORK` multiply-accumulates (unless
-    ``set_enabled('always')``), and where oneDNN refuses the strides (negative ones, say).
+    float32, for empty operands, below :data:`MATMUL_MIN_WORK` multiply-accumulates in all
+    or above :data:`MATMUL_MAX_PRODUCT` per matrix (unless ``set_enabled('always')``), and
+    where oneDNN refuses the strides (negative ones, say).
     Results are the same sums in another order: they agree with numpy's to float32
     rounding (tests/functions/test_onednn_matmul.py).
     """
@@ -184,11 +190,11 @@ class BatchMatmul(math_kernels.BatchMatmul):
 
     def product(self, p, q):
         if self.onednn and p.dtype == np.float32 and q.dtype == np.float32:
-            work = math.prod(np.broadcast_shapes(p.shape[:-2], q.shape[:-2])) * math.prod(
-                p.shape[-2:]) * q.shape[-1]
+            each = math.prod(p.shape[-2:]) * q.shape[-1]
+            work = math.prod(np.broadcast_shapes(p.shape[:-2], q.shape[:-2])) * each
+            worth = MATMUL_MIN_WORK <= work and each <= MATMUL_MAX_PRODUCT
             key = (p.shape, p.strides, q.shape, q.strides)
-            if work and (work >= MATMUL_MIN_WORK or self.onednn == "always") and (
-                    key not in self.refused):
+            if work and (worth or self.onednn == "always") and key not in self.refused:
                 try:
                     return _onednn.conv.matmul_plan(p, q).run(p, q)
                 except ValueError:
