@@ -10,13 +10,19 @@ input as ``ValueError`` naming the file and the problem. Writing to a path goes 
 a temporary file in the same folder, flushed and then renamed over the target.
 """
 
+import importlib
 import io
 import os
 
-import h5py
 import numpy
 
 from .._atomic import write_path_atomically
+
+def _h5py():
+    """h5py, imported on first use: at ``import nnabla`` it would cost ~30 ms and ~5,000
+    objects that every full garbage collection then walks."""
+    return importlib.import_module("h5py")
+
 
 _LOAD = "nn.load_parameters"
 _SAVE = "nn.save_parameters"
@@ -39,7 +45,7 @@ def _open_for_reading(source):
         data = source.getvalue() if at_start else source.read()
         target = io.BytesIO(data)
     try:
-        return h5py.File(target, "r")
+        return _h5py().File(target, "r")
     except (OSError, ValueError) as error:
         raise ValueError(
             f"{_LOAD}: {_describe(source)} is not a readable HDF5 parameter file "
@@ -49,6 +55,7 @@ def _open_for_reading(source):
 def _datasets(handle):
     """``(path, dataset)`` of every dataset, from one traversal of the file's links; refuses
     links that are not hard links (soft and external links are never followed)."""
+    h5py = _h5py()
     links = []
     handle.id.links.visit(lambda name, info: links.append((name, info.type)), info=True)
     found = []
@@ -150,6 +157,7 @@ def write_parameter_file(target, params):
     if any(not str(name).strip("/") for name in params):
         raise ValueError(f"{_SAVE}: parameter names must not be empty")
     _check_names(params)
+    h5py = _h5py()
     if not isinstance(target, (str, os.PathLike)):
         with h5py.File(target, "w") as handle:
             _write(handle, params)

@@ -2,6 +2,8 @@
 
 import io
 import os
+import subprocess
+import sys
 
 import h5py
 import nnabla as nn
@@ -188,3 +190,16 @@ def test_other_formats_raise_naming_the_extension(tmp_path, ext, error):
         save_parameters(path)
     with pytest.raises(error, match=ext):
         load_parameters(path)
+
+
+def test_h5py_is_imported_only_when_a_parameter_file_is_read_or_written(tmp_path):
+    code = ("import sys, numpy as np, nnabla as nn, nnabla.functions as F\n"
+            "x = nn.Variable.from_numpy_array(np.zeros(4, np.float32))\n"
+            "with nn.auto_forward():\n"
+            "    F.add_scalar(x, 1.0)\n"
+            "print('h5py' in sys.modules)\n"
+            "nn.parameter.get_parameter_or_create('w', (2,))\n"
+            f"nn.save_parameters({str(tmp_path / 'p.h5')!r})\n"
+            "print('h5py' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["False", "True"], out.stderr
