@@ -66,3 +66,7 @@ def test_float16_in_a_half_communicator_rounds_as_nnabla_s_nccl_half_path(run_mp
 def test_the_steady_state_path_of_a_repeated_packed_all_reduce_sums_whatever_the_arrays_did(
         run_mpi):
     run_mpi("steady")
+
+
+def test_the_steady_path_without_the_layout_check_sums_whatever_the_arrays_did(run_mpi):
+    run_mpi("steady_unchecked", env={"NNABLA_MPI_CHECK_LAYOUT": "0"})

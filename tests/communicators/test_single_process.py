@@ -267,3 +267,42 @@ def test_huge_page_hint_discards_only_the_whole_2mib_pages_inside_a_pack_buffer(
     small = np.full(1000, 7.0, np.float32)                   # under one huge page: untouched
     assert cpu_comm._huge_pages(small) is small
     assert_array_equal(small, 7)
+
+
+@pytest.mark.parametrize("limit", [4096, 5])
+def test_forecasts_follow_the_collectives_as_a_lookup_of_the_last_two_would(limit):
+    # _Forecasts.learn keeps, per entry, the step to the next entry (skipping the hashing of
+    # two signatures on a training loop's steady path): checked against a model that looks
+    # the last two signatures up on every call, through a repeating cycle, deviations, a
+    # cycle that changes, signatures passed as the same object or as equal copies, and the
+    # table forgotten when it is full
+    from nnabla_ext.cpu.communicator import _Forecasts
+
+    class Forecasts(_Forecasts):
+        __slots__ = ()
+        LIMIT = limit
+
+    signatures = {name: ("all_reduce", (((i + 1, 2), "f"),), (False, False))
+                  for i, name in enumerate("ABCDE")}
+    forecasts, after, recent = Forecasts(), {}, (None, None)
+    sequence = "ABCABCABCABDABCABCAACABCABC" * 3 + "EEEEABABAB" + "ABC" * 4
+    for k, name in enumerate(sequence):
+        same = signatures[name]
+        signature = same if k % 3 else tuple(list(same))      # an equal copy, or itself
+        entry = after.get(recent)
+        if entry is not None and entry[0] == signature:
+            entry[1] += 1
+        else:
+            if len(after) >= limit:
+                after.clear()
+            after[recent] = [signature, 1]
+        recent = (recent[1], signature)
+        forecasts.learn(signature, packs=("packs", name))
+        assert forecasts.recent == recent, k
+        want = after.get(recent)
+        got = forecasts.entry
+        assert (got is None) == (want is None), k
+        if want is not None:
+            assert got[:2] == want, (k, got[:2], want)
+            for other in signatures.values():       # what hit() says for each next call
+                assert forecasts.hit(other) == (want[1] >= 2 and other == want[0]), k

@@ -6,34 +6,17 @@ one), the sums are numpy's; the path is taken only where the general one would s
 same message, and a rank deviating from the forecast still makes every rank raise."""
 import numpy as np
 from _common import communicator, data, done, ndarray
+from _recording import Paths
 from numpy.testing import assert_allclose, assert_array_equal
+
+import nnabla as nn
 
 comm, ctx = communicator()
 r, n = comm.rank, comm.size
 SHAPES = [(3, 4), (7,), (2, 5), (6,)]
 
-taken = []              # what each _all_reduce_steady returned: True = the steady path ran
-real_steady = comm._all_reduce_steady
-
-
-def steady(*args):
-    ok = real_steady(*args)
-    taken.append(ok)
-    return ok
-
-
-comm._all_reduce_steady = steady
-sent = []               # (address, bytes) of each Allreduce's buffer
-real_run = comm._run
-
-
-def recording_run(c, op, group, method, *args):
-    if method == "Allreduce":
-        sent.append((args[1].ctypes.data, args[1].nbytes))
-    return real_run(c, op, group, method, *args)
-
-
-comm._run = recording_run
+paths = Paths(comm)
+taken, sent, took = paths.taken, paths.sent, paths.took
 
 
 def values(q, salt):
@@ -49,10 +32,9 @@ def total(salt, division=False):
 def call(arrays, salt, path, division=False, want=None):
     """all_reduce ``arrays`` (holding ``values(r, salt)``); check the sums and whether the
     steady path ran (``path``)."""
-    taken.clear()
-    sent.clear()
+    paths.clear()
     comm.all_reduce(arrays, division=division)
-    assert taken == [path], (salt, taken)
+    assert took(path), (salt, taken)
     for i, (a, w) in enumerate(zip(arrays, total(salt, division) if want is None else want)):
         assert a.dtype == np.float32, (salt, i, a.dtype)
         assert_allclose(a.data, w, rtol=1e-6, atol=1e-6, err_msg=f"salt {salt} array {i}")
@@ -83,6 +65,19 @@ assert all(inside(a.data, buffer) for a in arrays)   # every array holds its sli
 write(10)
 call(arrays, 10, True)
 assert sent == [buffer]
+
+# an array holding its slice and also read as float16 (a second, float16 copy of its
+# values): the sum makes that copy stale; a float16 read afterwards gives the sum, and the
+# modification count has moved
+write(50)
+stale = arrays[1].get_data("r", dtype=np.float16).copy()
+count = arrays[1].modification_count
+paths.clear()
+comm.all_reduce(arrays)           # (no read through .data first: it would drop the copy)
+assert paths.took(True), paths.taken
+assert arrays[1].modification_count > count
+assert_array_equal(arrays[1].get_data("r", dtype=np.float16), total(50)[1].astype(np.float16))
+assert not np.array_equal(stale, total(50)[1].astype(np.float16))
 
 # arrays that dropped their slices in different ways, between two calls: new storage (as
 # backward gives gradients), a lazy fill, a cast away and back, storage assigned from numpy
@@ -158,7 +153,7 @@ for a in arrays:
     a.zero()
 taken.clear()
 comm.all_reduce(arrays)
-assert taken == [True] and all(a.zeroing for a in arrays), taken
+assert took(True) and all(a.zeroing for a in arrays), taken
 write(20)
 call(arrays, 20, True)
 
@@ -174,8 +169,26 @@ for step in range(8):
     write(22 + step)
     taken.clear()
     comm.all_reduce(arrays)
-assert taken == [True], taken
+assert took(True), taken
 assert_allclose(arrays[3].data, total(29)[3], rtol=1e-6)
+
+# the steady path is recognised before the base class's argument checks: a tuple of the
+# same arrays is the same call; what the base class refuses is still refused, with its
+# error, even when the first arrays are the kept pack's
+write(60)
+call(tuple(arrays), 60, True)
+bad = arrays[:3] + [nn.Variable.from_numpy_array(values(r, 60)[3])]
+for args, kwargs, error, text in (
+        ((bad,), {}, TypeError, "argument 'data[3]' is of type Variable"),
+        (([a.data for a in arrays],), {}, TypeError, "argument 'data[0]' is of type ndarray"),
+        ((arrays,), {"group": "nope"}, ValueError, "argument 'group' is 'nope'")):
+    try:
+        comm.all_reduce(*args, **kwargs)
+        raise AssertionError(f"{text}: no error")
+    except error as e:
+        assert text in str(e), e
+write(61)
+call(arrays, 61, True)
 
 # with division (another layout: forecast anew): folded into the fill (2 processes: a
 # power of two), exactly the float32 sum divided
@@ -192,7 +205,7 @@ mixed = [ndarray(data(r, (5,), np.float16, salt=40)), ndarray(data(r, (3,), salt
 for step in range(7):
     taken.clear()
     comm.all_reduce(mixed)
-    assert taken == [False], (step, taken)
+    assert took(False), (step, taken)
 assert_allclose(mixed[0].data, sum(data(q, (5,), np.float16, salt=40).astype(np.float32)
                                    for q in range(n)) * n ** 6, rtol=2e-2)
 if r == 0:
@@ -203,6 +216,5 @@ try:
 except ValueError as e:
     assert "every rank must pass the same" in str(e), e
 
-comm._run = real_run
-comm._all_reduce_steady = real_steady
+paths.restore()
 done(comm)

@@ -55,6 +55,7 @@ import zlib
 
 import numpy as np
 
+from nnabla import NdArray
 from nnabla.array_family import HOST
 from nnabla.communicators import WORLD, Communicator, CommunicatorTimeoutError
 
@@ -133,6 +134,9 @@ class MpiCommunicator(Communicator):
         self._packs_bytes = 0
         self._forecasts = {}         # group -> _Forecasts (layout checks riding in the data)
         self._probe = None           # zero buffer sent in place of a forecast message
+        self._last = {}              # group -> (kept pack, division) of its last packed
+        #                              all_reduce, when the layout is not checked
+        self._in_place, self._sum = self._MPI.IN_PLACE, self._MPI.SUM
         # the type an array without one yet (only zeroed or filled) is communicated in
         half = bool(ctx.backend) and ctx.backend[0].endswith(":half")
         self._untyped = np.dtype(np.float16 if half else np.float32)
@@ -165,6 +169,15 @@ class MpiCommunicator(Communicator):
         group.Free()
 
     # -- collectives -------------------------------------------------------------------
+    def all_reduce(self, data, division=False, inplace=False, group="world"):
+        """Sum ``data`` over the processes of ``group``, in place (see
+        :meth:`nnabla.communicators.Communicator.all_reduce`). A call repeating the last
+        packed one on the same arrays (a training loop's) is recognised first, in one pass
+        that also checks the arguments (:meth:`_all_reduce_steady`); any other call goes
+        through the base class's checks to :meth:`_all_reduce`."""
+        if inplace or not self._all_reduce_steady(data, division, group, 1.0):
+            super().all_reduce(data, division, inplace, group)
+
     def _all_reduce(self, arrays, division, inplace, group, scale):
         if not inplace and self._all_reduce_steady(arrays, division, group, scale):
             return
@@ -210,6 +223,13 @@ class MpiCommunicator(Communicator):
                 _divide(buf, n)
             if pack is not None:
                 pack.store()
+        if not self._check_layout and not inplace and n > 1:
+            pack = messages[0][1] if len(messages) == 1 else None
+            if pack is not None and pack.kept and not pack.half and all(
+                    a._array.dtype == pack.buf.dtype for a in arrays):
+                self._last[group] = (pack, division)    # for _all_reduce_steady
+            else:
+                self._last.pop(group, None)
 
     def _all_reduce_forecast(self, comm, group, arrays, signature, factor, half, division,
                              folded, zeroed):
@@ -240,23 +260,34 @@ class MpiCommunicator(Communicator):
             forecasts.entry[3] = pack   # for _all_reduce_steady, from the next call on
         forecasts.learn(signature)
 
-    def _all_reduce_steady(self, arrays, division, group, scale):
+    def _all_reduce_steady(self, data, division, group, scale):
         """The steady state of a training loop, in one pass over the arrays: a packed
-        ``all_reduce`` whose layout is forecast (see :class:`_Forecasts`) and whose arrays
-        are those of the kept pack that carried the last call with this forecast (see
-        :meth:`_Pack.steady`). Same messages and results as :meth:`_all_reduce_forecast`,
-        without building the signature, the pack's key and the message list again.
-        Returns False (nothing done) when this call is not such a one."""
-        forecasts = self._forecasts.get(group)
-        if forecasts is None:
+        ``all_reduce`` on the arrays of the kept pack that carried the last such call (see
+        :meth:`_Pack.steady`): with the layout check, the pack of the last call with the
+        forecast layout (see :class:`_Forecasts`); without it, the pack of the group's last
+        packed ``all_reduce``. Same message and results as the general path (with the
+        check: :meth:`_all_reduce_forecast`), without building the signature, the pack's
+        key and the message list again. ``data``: as given to :meth:`all_reduce` (checked
+        here: only NdArrays can be the pack's arrays). Returns False (nothing done) when
+        this call is not such a one."""
+        if self._check_layout:
+            forecasts = self._forecasts.get(group)
+            if forecasts is None:
+                return False
+            entry = forecasts.entry
+            if entry is None or entry[3] is None or entry[1] < 2:
+                return False
+            pack, signature = entry[3], entry[0]
+            if signature[2] != (division, False):
+                return False
+        else:
+            last = self._last.get(group)
+            if last is None or last[1] != division:
+                return False
+            pack, signature = last[0], None
+        if pack.key is None:        # no longer kept (see _forget)
             return False
-        entry = forecasts.entry
-        if entry is None or entry[3] is None or entry[1] < 2:
-            return False
-        pack, signature = entry[3], entry[0]
-        if signature[2] != (division, False) or self._packs.get(pack.key) is not pack:
-            return False
-        state = pack.steady(arrays)
+        state = pack.steady(data)
         if state is None:
             return False
         zeroed, copies = state
@@ -267,22 +298,28 @@ class MpiCommunicator(Communicator):
         factor = scale / n if folded else scale
         if copies or factor != 1.0:
             pack.fill(factor)
-        buf[-2] = 1                 # the header (HEADER values): see _Forecasts
-        buf[-1] = zeroed
-        self._run(comm, "all_reduce", group, "Allreduce", self._MPI.IN_PLACE, buf,
-                  self._MPI.SUM)
-        if buf[-2] != n:
-            self._disagree("all_reduce", group, comm, arrays, signature, int(buf[-2]))
-        if buf[-1] != n:            # unless every rank's arrays are only zeroed
-            if division and not folded:
-                _divide(buf, n)
-            if copies:
-                pack.store()
-            else:                   # every array holds its slice (store, in short)
-                wire = buf.dtype
-                for ref in pack.arrays:
-                    ref().cast(wire, HOST)
-        forecasts.learn(signature)
+        flags = pack.flags          # the header (HEADER values): see _Forecasts
+        if signature is not None:
+            flags[0] = 1
+            flags[1] = zeroed
+        # (without the check the header stays zero: every rank sends zeros there)
+        if self._timeout is None:
+            comm.Allreduce(self._in_place, buf, self._sum)
+        else:
+            self._run(comm, "all_reduce", group, "Allreduce", self._in_place, buf, self._sum)
+        if signature is not None:
+            if flags[0] != n:
+                self._disagree("all_reduce", group, comm, data, signature, int(flags[0]))
+            if flags[1] == n:       # every rank's arrays only zeroed: they stay so
+                forecasts.learn(signature)
+                return True
+        if division and not folded:
+            _divide(buf, n)
+        if copies:
+            pack.store()
+        # (else every array holds its slice and was cast by pack.steady: stored)
+        if signature is not None:
+            forecasts.learn(signature)
         return True
 
     def _reduce(self, arrays, dst, division, inplace, group):
@@ -432,7 +469,9 @@ class MpiCommunicator(Communicator):
         return pack
 
     def _forget(self, key):
-        self._packs_bytes -= self._packs.pop(key).buf.nbytes
+        pack = self._packs.pop(key)
+        pack.key = None             # (_all_reduce_steady takes only kept packs)
+        self._packs_bytes -= pack.buf.nbytes
 
     def _agree(self, op, group, comm, arrays, *options):
         """Raise on every rank when the ranks are not doing the same collective."""
@@ -644,13 +683,16 @@ class _Forecasts:
     other collectives are always checked by the exchange.
     """
 
-    __slots__ = ("recent", "after", "entry")
+    __slots__ = ("recent", "after", "entry", "version")
     LIMIT = 4096        # contexts remembered (all forgotten at once beyond: same on every rank)
 
     def __init__(self):
         self.recent = (None, None)      # the signatures of the last two agreed collectives
-        self.after = {}                 # recent -> [signature, times, packs, kept pack]
+        # recent -> [signature, times, packs, kept pack, step]; step: (signature, version,
+        # recent, entry) after it, as the last learn found them (see learn)
+        self.after = {}
         self.entry = None               # after[recent]
+        self.version = 0                # changed whenever ``after`` is
 
     def expected(self):
         """The packs of the forecast layout, or None when there is no forecast."""
@@ -671,13 +713,21 @@ class _Forecasts:
         entry = self.entry
         if entry is not None and entry[0] == signature:
             entry[1] += 1
+            step = entry[4]
+            # the same signature object after the same entry, ``after`` unchanged: the
+            # same next entry (saves hashing two signatures: a training loop's steady path)
+            if step is not None and step[0] is signature and step[1] == self.version:
+                self.recent, self.entry = step[2], step[3]
+                return
         else:
             if len(self.after) >= self.LIMIT:
                 self.after.clear()
-            # [signature, times in a row, packs, kept pack of the last call]
-            self.after[self.recent] = [signature, 1, packs, None]
+            # [signature, times in a row, packs, kept pack of the last call, step]
+            self.after[self.recent] = entry = [signature, 1, packs, None, None]
+            self.version += 1
         self.recent = (self.recent[1], signature)
         self.entry = self.after.get(self.recent)
+        entry[4] = (signature, self.version, self.recent, self.entry)
 
 
 class _Pack:
@@ -694,11 +744,12 @@ class _Pack:
     otherwise the pack takes a new buffer and the old one is left to its holders.
     """
 
-    __slots__ = ("arrays", "buf", "views", "kept", "bounds", "half", "key")
+    __slots__ = ("arrays", "buf", "flags", "views", "kept", "bounds", "half", "key")
 
     def __init__(self, batch, buf, kept, half=False, key=None):
         self.arrays = [weakref.ref(a._array) for a in batch]
         self.buf = buf
+        self.flags = _flags(buf)
         self.kept = kept
         self.key = key              # its key in MpiCommunicator._packs when kept
         self.half = half            # float16 arrays, filled by fill_half
@@ -742,28 +793,40 @@ class _Pack:
             else:
                 views[i] = None
         else:
-            # references: self.buf and the base of each view still held, nothing else
-            if _refcount(self.buf) == _IN_SLOT + held:
+            # references: self.buf, self.flags and the base of each view still held,
+            # nothing else
+            if _refcount(self.buf) == _IN_SLOT + (self.flags is not None) + held:
                 return
         self.buf = _huge_pages(np.empty_like(self.buf))
+        self.flags = _flags(self.buf)
         self.views = [None] * len(views)
 
-    def steady(self, batch):
+    def steady(self, data):
         """:meth:`holds` and :meth:`prepare` in one pass, for a pack of one wire dtype
-        that is not ``half``: ``None`` when ``batch`` are not this pack's arrays, all of the
-        wire dtype and of their shapes here, or when the buffer is referred to by anything
-        but the arrays holding their slices (the caller then takes the general path, whose
-        :meth:`prepare` gives the pack a new buffer); else ``(zeroed, copies)``: whether
-        every array is only zeroed (``NdArray.zeroing``), and whether any must be copied in
-        (:meth:`fill`) as it does not hold its slice."""
+        that is not ``half``: ``None`` when ``data`` (an NdArray or a list or tuple of
+        them) are not this pack's arrays, all of the wire dtype and of their shapes here,
+        or when the buffer is referred to by anything but the arrays holding their slices
+        (the caller then takes the general path, whose :meth:`prepare` gives the pack a new
+        buffer); else ``(zeroed, copies)``: whether every array is only zeroed
+        (``NdArray.zeroing``), and whether any must be copied in (:meth:`fill`) as it does
+        not hold its slice. The arrays holding their slices are cast to the wire dtype as
+        they are met (what :meth:`store` does with them after the collective, whose result
+        lands in their slices)."""
         refs, views, bounds = self.arrays, self.views, self.bounds
-        if len(batch) != len(refs) or self.half:
+        if type(data) is NdArray:
+            data = (data,)
+        elif type(data) is not list and type(data) is not tuple:
+            return None
+        if len(data) != len(refs) or self.half or self.flags is None:
             return None
         wire = self.buf.dtype
         key = (HOST, wire)
         held, zeroed, copies = 0, True, False
         for i in range(len(refs)):
-            array = batch[i]._array
+            a = data[i]
+            if type(a) is not NdArray:
+                return None         # (the base class's checks name what it is)
+            array = a._array
             if refs[i]() is not array or array.shape != bounds[i][2] or (
                     array.dtype is not wire and array.dtype != wire):
                 return None
@@ -775,15 +838,16 @@ class _Pack:
                 copies = True
             elif array.heads.get(key) is views[i]:
                 # references (as in prepare): self.views and the array's heads
-                if _refcount(views[i]) != _IN_LIST + 1:
+                if _refcount(views[i]) != _IN_LIST + 1 or array.fill_value is not None:
                     return None
+                array.cast(wire, HOST)
                 held += 1
             elif _refcount(views[i]) == _IN_LIST and array.has_type():
                 views[i] = None     # a slice the array dropped, held by nothing else
                 copies = True
             else:
                 return None
-        if _refcount(self.buf) != _IN_SLOT + held:
+        if _refcount(self.buf) != _IN_SLOT + 1 + held:     # (1: self.flags)
             return None
         return zeroed, copies
 
@@ -897,9 +961,17 @@ def _huge_pages(buf):
     return buf
 
 
-def _refcount(obj):
-    """``sys.getrefcount(obj)`` (called the same way where measured and where used)."""
-    return sys.getrefcount(obj)
+def _flags(buf):
+    """A memoryview of the ``HEADER`` values ending the pack buffer ``buf`` (read and
+    written without numpy's per-call overhead), or None when Python's memoryview has no
+    such item type (e.g. float16, complex: never a forecast first pack)."""
+    flags = memoryview(buf)[-HEADER:]
+    return flags if flags.format in ("f", "d", "i", "I", "l", "L", "q", "Q") else None
+
+
+# ``sys.getrefcount`` (called the same way where measured, by _held_once, and where used;
+# the builtin itself, not a wrapper: a Python call per array and call costs in the steady path)
+_refcount = sys.getrefcount
 
 
 class _Slot:

@@ -1,0 +1,139 @@
+"""The steady path without the layout check (the test sets NNABLA_MPI_CHECK_LAYOUT=0): a
+packed all_reduce on the arrays of the kept pack of the group's last packed all_reduce is
+recognised in one pass from the second call on. Whatever the arrays did between calls, the
+sums are numpy's; a held numpy view of a result, another list, another division or an
+inplace call is not taken for it; arrays zeroed on every rank are summed (the zeroed flag
+travels only with the check); the base class's argument errors are still raised."""
+import numpy as np
+from _common import communicator, data, done, ndarray
+from _recording import Paths
+from numpy.testing import assert_array_equal
+
+comm, ctx = communicator()
+assert not comm._check_layout, "the test runs this worker with NNABLA_MPI_CHECK_LAYOUT=0"
+r, n = comm.rank, comm.size
+SHAPES = [(3, 4), (7,), (2, 5), (6,)]
+paths = Paths(comm)
+
+
+def values(q, salt):
+    return [data(q, s, salt=salt) for s in SHAPES]
+
+
+def total(salt, division=False):
+    """The float32 sum over the ranks (exactly what Allreduce adds for 2 processes)."""
+    out = [sum(vs[1:], vs[0].copy()) for vs in zip(*(values(q, salt) for q in range(n)))]
+    return [o / np.float32(n) for o in out] if division else out
+
+
+def call(arrays, salt, path, division=False, want=None, **kwargs):
+    """all_reduce ``arrays`` (holding ``values(r, salt)``); check the sums (exactly, as
+    2 processes add each pair once and 2 is a power of two) and the path taken."""
+    paths.clear()
+    comm.all_reduce(arrays, division=division, **kwargs)
+    assert paths.took(path), (salt, paths.taken)
+    for i, (a, w) in enumerate(zip(arrays, total(salt, division) if want is None else want)):
+        assert a.dtype == np.float32, (salt, i, a.dtype)
+        assert_array_equal(a.data, w, err_msg=f"salt {salt} array {i}")
+
+
+def inside(array, message):
+    start, nbytes = message
+    return start <= array.ctypes.data and array.ctypes.data + array.nbytes <= start + nbytes
+
+
+arrays = [ndarray(v) for v in values(r, 0)]
+
+
+def write(salt, targets=arrays):
+    for a, v in zip(targets, values(r, salt)):
+        a.data[...] = v
+
+
+call(arrays, 0, False)                # the first call: the general path makes the pack
+buffer = paths.sent[0]
+for step in range(1, 4):
+    write(step)
+    call(arrays, step, True)
+    assert paths.sent == [buffer] and all(inside(a.data, buffer) for a in arrays)
+
+# an array holding its slice and also read as float16 (a second, float16 copy of its
+# values): the sum makes that copy stale; a float16 read afterwards gives the sum, and the
+# modification count has moved
+write(50)
+stale = arrays[1].get_data("r", dtype=np.float16).copy()
+count = arrays[1].modification_count
+paths.clear()
+comm.all_reduce(arrays)           # (no read through .data first: it would drop the copy)
+assert paths.took(True), paths.taken
+assert arrays[1].modification_count > count
+assert_array_equal(arrays[1].get_data("r", dtype=np.float16), total(50)[1].astype(np.float16))
+assert not np.array_equal(stale, total(50)[1].astype(np.float16))
+
+# new storage, a lazy fill, a cast away and back: copied in, holding their slices again
+write(11)
+arrays[0].copy_from(ndarray(values(r, 11)[0]))
+arrays[1].data = 0.5
+arrays[2].cast(np.float16)
+arrays[2].cast(np.float32)[...] = values(r, 11)[2]
+want = total(11)
+want[1] = np.full(7, 0.5 * n, np.float32)
+call(arrays, 11, True, want=want)
+assert paths.sent == [buffer] and all(inside(a.data, buffer) for a in arrays)
+
+# a numpy view of a result held between calls: the general path, a new buffer; the view
+# keeps its values
+write(12)
+part = arrays[2].data[1:]
+part_values = part.copy()
+call(arrays, 12, False)
+assert_array_equal(part, part_values)
+buffer = paths.sent[0]
+write(13)
+call(arrays, 13, True)
+assert paths.sent == [buffer]
+del part
+
+# another list in between (its own pack): the general path for it and for the next call
+# on the first list, which is then the steady one again
+others = [ndarray(v) for v in values(r, 14)]
+call(others, 14, False)
+write(15)
+call(arrays, 15, False)
+write(16)
+call(arrays, 16, True)
+
+# another division: the general path once, then steady; division folded into the fill (2
+# processes) gives the bits of the sum divided
+for step, path in ((17, False), (18, True), (19, True)):
+    write(step)
+    call(arrays, step, path, division=True)
+write(20)
+call(arrays, 20, False)
+
+# an inplace call (one message per array, never the steady path) on the same arrays, then
+# the packed call again: the steady path, right sums
+write(21)
+call(arrays, 21, False, inplace=True)
+write(22)
+call(arrays, 22, True)
+
+# arrays zeroed on every rank: summed like any others (zeros), on the steady path
+for a in arrays:
+    a.zero()
+call(arrays, 23, True, want=[np.zeros(s, np.float32) for s in SHAPES])
+
+# the base class's argument errors, though the arrays are the kept pack's
+for args, kwargs, error, text in (
+        (([a.data for a in arrays],), {}, TypeError, "argument 'data[0]' is of type ndarray"),
+        ((arrays,), {"group": "nope"}, ValueError, "argument 'group' is 'nope'")):
+    try:
+        comm.all_reduce(*args, **kwargs)
+        raise AssertionError(f"{text}: no error")
+    except error as e:
+        assert text in str(e), e
+write(24)
+call(tuple(arrays), 24, True)
+
+paths.restore()
+done(comm)
