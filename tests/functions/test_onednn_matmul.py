@@ -7,6 +7,9 @@ given transposed, summed over the batch axes an input broadcast). The engine tes
 the accumulation into existing gradients.
 """
 import math
+import os
+import subprocess
+import sys
 
 import nnabla as nn
 import nnabla.functions as F
@@ -232,3 +235,29 @@ def test_thread_count_changes_rebuild_the_primitive():
     for y in results:
         np.testing.assert_allclose(y, y_ref, rtol=1e-4, atol=1e-4)
     assert math.prod(y_ref.shape) == results[0].size
+
+
+FORK_SCRIPT = """
+import os, sys
+import numpy as np
+import nnabla_ext.cpu as cpu
+from nnabla_ext.cpu import _onednn
+cpu.set_num_threads(2)
+rng = np.random.RandomState(0)
+a, b = rng.randn(32, 64, 48).astype(np.float32), rng.randn(32, 48, 64).astype(np.float32)
+plan = _onednn.conv.matmul_plan(a, b)
+ref = plan.run(a, b)
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if np.allclose(_onednn.conv.matmul_plan(a, b).run(a, b), ref, atol=1e-5) else 3)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@needs_onednn
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_forked_child_runs_products():
+    """GNU OpenMP's team does not survive fork(): the child runs the product on one thread
+    instead of waiting forever for the parent's workers."""
+    subprocess.run([sys.executable, "-c", FORK_SCRIPT], check=True, timeout=120)
