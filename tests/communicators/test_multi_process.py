@@ -63,10 +63,18 @@ def test_float16_in_a_half_communicator_rounds_as_nnabla_s_nccl_half_path(run_mp
     run_mpi("half")
 
 
+# under the watchdog every collective is non-blocking and polled (MpiCommunicator._wait)
+WATCHDOG = pytest.mark.parametrize("watchdog", ["0", "1"], ids=["blocking", "watchdog"])
+
+
+@WATCHDOG
 def test_the_steady_state_path_of_a_repeated_packed_all_reduce_sums_whatever_the_arrays_did(
-        run_mpi):
-    run_mpi("steady")
+        run_mpi, watchdog):
+    run_mpi("steady", env={"NNABLA_MPI_WATCH_DOG_ENABLE": watchdog})
 
 
-def test_the_steady_path_without_the_layout_check_sums_whatever_the_arrays_did(run_mpi):
-    run_mpi("steady_unchecked", env={"NNABLA_MPI_CHECK_LAYOUT": "0"})
+@WATCHDOG
+def test_the_steady_path_without_the_layout_check_sums_whatever_the_arrays_did(run_mpi,
+                                                                               watchdog):
+    run_mpi("steady_unchecked", env={"NNABLA_MPI_CHECK_LAYOUT": "0",
+                                     "NNABLA_MPI_WATCH_DOG_ENABLE": watchdog})

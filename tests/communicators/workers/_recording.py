@@ -4,8 +4,9 @@ each Allreduce sent."""
 
 class Recording:
     """A group's MPI communicator, recording ``(address, bytes)`` of the buffer of each
-    Allreduce in ``sent`` (the steady path calls it directly, the general path through
-    ``MpiCommunicator._run``); everything else goes to the real one."""
+    Allreduce (or Iallreduce, under the watchdog) in ``sent`` (the steady path calls it
+    directly, the general path through ``MpiCommunicator._run``); everything else goes to
+    the real one."""
 
     def __init__(self, real, sent):
         self.real = real
@@ -14,6 +15,10 @@ class Recording:
     def Allreduce(self, send, buf, op):
         self.sent.append((buf.ctypes.data, buf.nbytes))
         return self.real.Allreduce(send, buf, op)
+
+    def Iallreduce(self, send, buf, op):          # under the watchdog
+        self.sent.append((buf.ctypes.data, buf.nbytes))
+        return self.real.Iallreduce(send, buf, op)
 
     def __getattr__(self, name):
         return getattr(self.real, name)

@@ -4,6 +4,8 @@ Whatever happened to the arrays between calls (written through .data, new storag
 fill, a cast, a numpy view or window held, one replaced by another array, a lazily zeroed
 one), the sums are numpy's; the path is taken only where the general one would send the
 same message, and a rank deviating from the forecast still makes every rank raise."""
+import os
+
 import numpy as np
 from _common import communicator, data, done, ndarray
 from _recording import Paths
@@ -13,6 +15,9 @@ import nnabla as nn
 
 comm, ctx = communicator()
 r, n = comm.rank, comm.size
+# the test runs it with and without the watchdog (collectives polled, see _wait)
+assert (comm._timeout is not None) == (os.environ.get("NNABLA_MPI_WATCH_DOG_ENABLE", "0")
+                                       not in ("", "0"))
 SHAPES = [(3, 4), (7,), (2, 5), (6,)]
 
 paths = Paths(comm)

@@ -4,6 +4,8 @@ recognised in one pass from the second call on. Whatever the arrays did between 
 sums are numpy's; a held numpy view of a result, another list, another division or an
 inplace call is not taken for it; arrays zeroed on every rank are summed (the zeroed flag
 travels only with the check); the base class's argument errors are still raised."""
+import os
+
 import numpy as np
 from _common import communicator, data, done, ndarray
 from _recording import Paths
@@ -12,6 +14,9 @@ from numpy.testing import assert_array_equal
 comm, ctx = communicator()
 assert not comm._check_layout, "the test runs this worker with NNABLA_MPI_CHECK_LAYOUT=0"
 r, n = comm.rank, comm.size
+# the test runs it with and without the watchdog (collectives polled, see _wait)
+assert (comm._timeout is not None) == (os.environ.get("NNABLA_MPI_WATCH_DOG_ENABLE", "0")
+                                       not in ("", "0"))
 SHAPES = [(3, 4), (7,), (2, 5), (6,)]
 paths = Paths(comm)
 
