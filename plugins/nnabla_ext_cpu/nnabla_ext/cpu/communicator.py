@@ -33,10 +33,11 @@ summing garbage or hanging (``NNABLA_MPI_CHECK_LAYOUT=0`` skips it): by an excha
 loop), by flags summed in its first data message, which saves the exchange's
 synchronisation of the processes (see :class:`_Forecasts`). Such a call on the arrays of the
 kept pack that carried it last time (a training loop's steady state) is recognised in one
-pass over the arrays (``MpiCommunicator._all_reduce_steady``).
+pass over the arrays, first thing in ``all_reduce`` (``MpiCommunicator._all_reduce_steady``;
+without the layout check: a packed call on the arrays of the group's last one).
 
 Watchdog (nnabla's variables): with ``NNABLA_MPI_WATCH_DOG_ENABLE`` set to a non-zero value,
-collectives run non-blocking and are polled; one not done within
+collectives run non-blocking and are polled (see ``MpiCommunicator._wait``); one not done within
 ``NNABLA_MPI_WATCH_DOG_TIMEOUT`` seconds (default 60) raises
 :class:`nnabla.communicators.CommunicatorTimeoutError` naming the operation and group, and the
 job is aborted when the process exits (``MPI_Abort``), so no rank is left hanging. With more
