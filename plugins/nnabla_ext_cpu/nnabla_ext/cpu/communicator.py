@@ -178,7 +178,9 @@ class MpiCommunicator(Communicator):
         packed one on the same arrays (a training loop's) is recognised first, in one pass
         that also checks the arguments (:meth:`_all_reduce_steady`); any other call goes
         through the base class's checks to :meth:`_all_reduce`."""
-        if inplace or not self._all_reduce_steady(data, division, group, 1.0):
+        division = bool(division)
+        if inplace or not self._initialized or not self._all_reduce_steady(data, division,
+                                                                          group, 1.0):
             super().all_reduce(data, division, inplace, group)
 
     def _all_reduce(self, arrays, division, inplace, group, scale):
