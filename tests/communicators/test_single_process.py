@@ -306,3 +306,37 @@ def test_forecasts_follow_the_collectives_as_a_lookup_of_the_last_two_would(limi
             assert got[:2] == want, (k, got[:2], want)
             for other in signatures.values():       # what hit() says for each next call
                 assert forecasts.hit(other) == (want[1] >= 2 and other == want[0]), k
+
+
+@pytest.mark.parametrize("timeout", [0.01, 1.0])
+def test_the_watchdog_polls_without_pauses_first_and_times_out_on_time(mpi, monkeypatch,
+                                                                       timeout):
+    # MpiCommunicator._wait on a request that never completes, on a fake clock advancing
+    # 1 ms per reading: no pause during the first SPIN_SECONDS (MPI progresses a
+    # non-blocking collective only inside its calls), then pauses; the timeout is kept
+    # even when it is shorter than the spinning
+    from nnabla_ext.cpu import communicator as cpu_comm
+    comm = C.MultiProcessCommunicator(get_extension_context("cpu"))
+    comm.init()
+    clock, sleeps, polls = [100.0], [], []
+    monkeypatch.setattr(cpu_comm.time, "monotonic",
+                        lambda: clock.__setitem__(0, clock[0] + 1e-3) or clock[0])
+    monkeypatch.setattr(cpu_comm.time, "sleep", lambda s: sleeps.append((clock[0], s)))
+
+    class Never:
+        def Test(self):
+            polls.append(clock[0])
+            return False
+
+    comm._timeout = timeout
+    with pytest.raises(C.CommunicatorTimeoutError, match=rf"within {timeout:g} s on rank 0"):
+        comm._wait(Never(), "all_reduce", "world")
+    comm._pending = False
+    start = 100.001
+    assert clock[0] - start <= timeout + 2e-3
+    if timeout < cpu_comm.SPIN_SECONDS:
+        assert sleeps == []
+    else:
+        assert sleeps[0][0] >= start + cpu_comm.SPIN_SECONDS
+        assert len(polls) > cpu_comm.SPIN_SECONDS / 1e-3 * 0.9 and len(sleeps) < len(polls)
+        assert max(s for _, s in sleeps) == 1e-3

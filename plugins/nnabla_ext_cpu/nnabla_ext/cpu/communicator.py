@@ -626,8 +626,6 @@ class MpiCommunicator(Communicator):
         pause = 0.0
         while not request.Test():
             now = time.monotonic()
-            if now < spin:
-                continue
             if now > deadline:
                 self._pending = True
                 raise CommunicatorTimeoutError(
@@ -635,6 +633,8 @@ class MpiCommunicator(Communicator):
                     f"not complete within {self._timeout:g} s on rank {self._rank}: a peer "
                     "process is hung or dead (NNABLA_MPI_WATCH_DOG_TIMEOUT); the MPI job is "
                     "aborted when this process exits")
+            if now < spin:
+                continue
             time.sleep(pause)
             pause = min(pause * 2 or 1e-5, 1e-3)
 
