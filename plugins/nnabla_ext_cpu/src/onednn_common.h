@@ -12,6 +12,12 @@
 #include <pybind11/pybind11.h>
 
 #include <atomic>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -61,6 +67,70 @@ inline dnnl::engine &engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
   return e;
 }
+
+// A least-recently-used cache of plans (a primitive and what runs it) keyed by integers
+// (shapes, strides, options): a graph re-created every iteration (dynamic mode) finds its
+// plans again. ``get`` makes a missing plan with ``make()`` while holding the lock.
+template <class PlanT>
+class PlanCache {
+ public:
+  using Key = std::vector<int64_t>;
+
+  template <class Make>
+  std::shared_ptr<PlanT> get(const Key &key, Make make) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      order_.splice(order_.begin(), order_, it->second);
+      ++hits_;
+      return it->second->second;
+    }
+    ++misses_;
+    std::shared_ptr<PlanT> plan = make();
+    order_.emplace_front(key, plan);
+    index_[key] = order_.begin();
+    trim();
+    return plan;
+  }
+
+  void set_capacity(size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    capacity_ = n;
+    trim();
+  }
+
+  // size, capacity, hits, misses
+  pybind11::dict stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pybind11::dict d;
+    d["size"] = order_.size();
+    d["capacity"] = capacity_;
+    d["hits"] = hits_;
+    d["misses"] = misses_;
+    return d;
+  }
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    order_.clear();
+    index_.clear();
+  }
+
+ private:
+  void trim() {
+    while (order_.size() > capacity_) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+  }
+
+  using Entry = std::pair<Key, std::shared_ptr<PlanT>>;
+  std::list<Entry> order_;
+  std::map<Key, typename std::list<Entry>::iterator> index_;
+  size_t capacity_ = 128;
+  uint64_t hits_ = 0, misses_ = 0;
+  std::mutex mutex_;
+};
 
 // Adds the batched matrix product (MatmulPlan, matmul_plan, matmul cache functions) to
 // the module (src/onednn_matmul.cpp).

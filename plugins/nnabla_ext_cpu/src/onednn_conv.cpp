@@ -31,8 +31,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -532,69 +530,18 @@ size_t release_library_text() {
 }
 
 // ------------------------------------------------------------------ plan cache
-class PlanCache {
- public:
-  std::shared_ptr<Plan> get(const Geometry &g) {
-    std::vector<int64_t> key{g.batch, g.in_channels, g.out_channels, g.groups,
-                             g.channel_last, g.weight_channel_last,
-                             static_cast<int64_t>(g.in.size())};
-    for (const dims_t *d : {&g.in, &g.out, &g.kernel, &g.pad, &g.stride, &g.dilation})
-      key.insert(key.end(), d->begin(), d->end());
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      order_.splice(order_.begin(), order_, it->second);
-      ++hits_;
-      return it->second->second;
-    }
-    ++misses_;
-    auto plan = std::make_shared<Plan>(g);
-    order_.emplace_front(key, plan);
-    index_[key] = order_.begin();
-    trim();
-    return plan;
-  }
+// The cache key of a geometry: every field a plan depends on.
+std::vector<int64_t> plan_key(const Geometry &g) {
+  std::vector<int64_t> key{g.batch, g.in_channels, g.out_channels, g.groups,
+                           g.channel_last, g.weight_channel_last,
+                           static_cast<int64_t>(g.in.size())};
+  for (const dims_t *d : {&g.in, &g.out, &g.kernel, &g.pad, &g.stride, &g.dilation})
+    key.insert(key.end(), d->begin(), d->end());
+  return key;
+}
 
-  void set_capacity(size_t n) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    capacity_ = n;
-    trim();
-  }
-
-  py::dict stats() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    py::dict d;
-    d["size"] = order_.size();
-    d["capacity"] = capacity_;
-    d["hits"] = hits_;
-    d["misses"] = misses_;
-    return d;
-  }
-
-  void clear() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    order_.clear();
-    index_.clear();
-  }
-
- private:
-  void trim() {
-    while (order_.size() > capacity_) {
-      index_.erase(order_.back().first);
-      order_.pop_back();
-    }
-  }
-
-  using Entry = std::pair<std::vector<int64_t>, std::shared_ptr<Plan>>;
-  std::list<Entry> order_;
-  std::map<std::vector<int64_t>, std::list<Entry>::iterator> index_;
-  size_t capacity_ = 128;
-  uint64_t hits_ = 0, misses_ = 0;
-  std::mutex mutex_;
-};
-
-PlanCache &cache() {
-  static PlanCache *c = new PlanCache();  // never destroyed: plans may outlive exit order
+PlanCache<Plan> &cache() {
+  static PlanCache<Plan> *c = new PlanCache<Plan>();  // never destroyed: plans may outlive exit order
   return *c;
 }
 
@@ -611,7 +558,7 @@ std::shared_ptr<Plan> plan(int64_t batch, int64_t in_channels, int64_t out_chann
   Geometry g{batch, in_channels, out_channels, groups, in, out, kernel, pad, stride, dilation,
              channel_last, weight_channel_last};
   try {
-    return cache().get(g);
+    return cache().get(plan_key(g), [&] { return std::make_shared<Plan>(g); });
   } catch (const dnnl::error &e) {
     throw py::value_error(std::string("nnabla_ext.cpu._onednn_conv.plan: oneDNN refused: ") +
                           e.what());

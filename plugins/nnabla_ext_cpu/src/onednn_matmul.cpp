@@ -17,12 +17,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "onednn_common.h"
@@ -161,67 +158,16 @@ class MatmulPlan {
 };
 
 // ------------------------------------------------------------------ plan cache
-class MatmulCache {
- public:
-  std::shared_ptr<MatmulPlan> get(const Operand &a, const Operand &b) {
-    std::vector<int64_t> key{static_cast<int64_t>(a.dims.size())};
-    for (const dims_t *d : {&a.dims, &a.strides, &b.dims, &b.strides})
-      key.insert(key.end(), d->begin(), d->end());
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      order_.splice(order_.begin(), order_, it->second);
-      ++hits_;
-      return it->second->second;
-    }
-    ++misses_;
-    auto plan = std::make_shared<MatmulPlan>(a, b);
-    order_.emplace_front(key, plan);
-    index_[key] = order_.begin();
-    trim();
-    return plan;
-  }
+// The cache key of a product: rank, then both operands' shapes and strides.
+std::vector<int64_t> matmul_key(const Operand &a, const Operand &b) {
+  std::vector<int64_t> key{static_cast<int64_t>(a.dims.size())};
+  for (const dims_t *d : {&a.dims, &a.strides, &b.dims, &b.strides})
+    key.insert(key.end(), d->begin(), d->end());
+  return key;
+}
 
-  void set_capacity(size_t n) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    capacity_ = n;
-    trim();
-  }
-
-  py::dict stats() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    py::dict d;
-    d["size"] = order_.size();
-    d["capacity"] = capacity_;
-    d["hits"] = hits_;
-    d["misses"] = misses_;
-    return d;
-  }
-
-  void clear() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    order_.clear();
-    index_.clear();
-  }
-
- private:
-  void trim() {
-    while (order_.size() > capacity_) {
-      index_.erase(order_.back().first);
-      order_.pop_back();
-    }
-  }
-
-  using Entry = std::pair<std::vector<int64_t>, std::shared_ptr<MatmulPlan>>;
-  std::list<Entry> order_;
-  std::map<std::vector<int64_t>, std::list<Entry>::iterator> index_;
-  size_t capacity_ = 128;
-  uint64_t hits_ = 0, misses_ = 0;
-  std::mutex mutex_;
-};
-
-MatmulCache &matmul_cache() {
-  static MatmulCache *c = new MatmulCache();  // never destroyed: plans may outlive exit order
+PlanCache<MatmulPlan> &matmul_cache() {
+  static PlanCache<MatmulPlan> *c = new PlanCache<MatmulPlan>();  // never destroyed: plans may outlive exit order
   return *c;
 }
 
@@ -246,7 +192,8 @@ std::shared_ptr<MatmulPlan> matmul_plan(const py::array &a, const py::array &b) 
     if (oa.dims[i] == 0 || ob.dims[i] == 0)
       throw py::value_error(std::string(fn) + "empty operands are not taken");
   try {
-    return matmul_cache().get(oa, ob);
+    return matmul_cache().get(matmul_key(oa, ob),
+                              [&] { return std::make_shared<MatmulPlan>(oa, ob); });
   } catch (const dnnl::error &e) {
     throw py::value_error(std::string(fn) + "oneDNN refused: " + e.what());
   }
