@@ -1,5 +1,8 @@
 """Shared by the steady-path workers: record which path each all_reduce took and the buffer
-each Allreduce sent."""
+each Allreduce sent; checks both workers make."""
+
+import numpy as np
+from numpy.testing import assert_array_equal
 
 
 class Recording:
@@ -61,3 +64,18 @@ class Paths:
     def restore(self):
         self.comm._all_reduce_steady = self.real_steady
         self.comm._comms["world"] = self.real_world
+
+
+def check_half_copy_goes_stale(comm, arrays, paths, want):
+    """``arrays[1]`` holds its slice of the kept pack (values already written) and is also
+    read as float16 (a second, float16 copy of its values): the steady all_reduce makes
+    that copy stale, so a float16 read afterwards gives the sum ``want`` and the
+    modification count has moved."""
+    stale = arrays[1].get_data("r", dtype=np.float16).copy()
+    count = arrays[1].modification_count
+    paths.clear()
+    comm.all_reduce(arrays)       # (no read through .data first: it would drop the copy)
+    assert paths.took(True), paths.taken
+    assert arrays[1].modification_count > count
+    assert_array_equal(arrays[1].get_data("r", dtype=np.float16), want.astype(np.float16))
+    assert not np.array_equal(stale, want.astype(np.float16))

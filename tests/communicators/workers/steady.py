@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 from _common import communicator, data, done, ndarray
-from _recording import Paths
+from _recording import Paths, check_half_copy_goes_stale
 from numpy.testing import assert_allclose, assert_array_equal
 
 import nnabla as nn
@@ -71,18 +71,9 @@ write(10)
 call(arrays, 10, True)
 assert sent == [buffer]
 
-# an array holding its slice and also read as float16 (a second, float16 copy of its
-# values): the sum makes that copy stale; a float16 read afterwards gives the sum, and the
-# modification count has moved
+# an array holding its slice and also read as float16: see check_half_copy_goes_stale
 write(50)
-stale = arrays[1].get_data("r", dtype=np.float16).copy()
-count = arrays[1].modification_count
-paths.clear()
-comm.all_reduce(arrays)           # (no read through .data first: it would drop the copy)
-assert paths.took(True), paths.taken
-assert arrays[1].modification_count > count
-assert_array_equal(arrays[1].get_data("r", dtype=np.float16), total(50)[1].astype(np.float16))
-assert not np.array_equal(stale, total(50)[1].astype(np.float16))
+check_half_copy_goes_stale(comm, arrays, paths, total(50)[1])
 
 # arrays that dropped their slices in different ways, between two calls: new storage (as
 # backward gives gradients), a lazy fill, a cast away and back, storage assigned from numpy
