@@ -1,8 +1,10 @@
 """Shared by the steady-path workers: record which path each all_reduce took and the buffer
-each Allreduce sent; checks both workers make."""
+each Allreduce sent; the arrays, values and checks both workers use."""
+import os
 
 import numpy as np
-from numpy.testing import assert_array_equal
+from _common import data, ndarray
+from numpy.testing import assert_allclose, assert_array_equal
 
 
 class Recording:
@@ -79,3 +81,70 @@ def check_half_copy_goes_stale(comm, arrays, paths, want):
     assert arrays[1].modification_count > count
     assert_array_equal(arrays[1].get_data("r", dtype=np.float16), want.astype(np.float16))
     assert not np.array_equal(stale, want.astype(np.float16))
+
+
+class Steady:
+    """The scenario of a steady-path worker on ``comm``: four arrays of :data:`SHAPES`
+    (``arrays``) holding ``values(rank, 0)``, the recorded paths (``paths``), and the
+    helpers below. ``exact``: ``call`` compares the sums bit for bit (2 processes add each
+    pair once), else to 1e-6."""
+
+    SHAPES = [(3, 4), (7,), (2, 5), (6,)]
+
+    def __init__(self, comm, exact):
+        # the test runs each worker with and without the watchdog (collectives polled)
+        assert (comm._timeout is not None) == (
+            os.environ.get("NNABLA_MPI_WATCH_DOG_ENABLE", "0") not in ("", "0"))
+        self.comm, self.exact = comm, exact
+        self.r, self.n = comm.rank, comm.size
+        self.paths = Paths(comm)
+        self.arrays = [ndarray(v) for v in self.values(self.r, 0)]
+
+    def values(self, q, salt):
+        """Rank ``q``'s values of the arrays for ``salt``."""
+        return [data(q, s, salt=salt) for s in self.SHAPES]
+
+    def total(self, salt, division=False):
+        """The float32 sum over the ranks (exactly what Allreduce adds for 2 processes)."""
+        out = [sum(vs[1:], vs[0].copy())
+               for vs in zip(*(self.values(q, salt) for q in range(self.n)))]
+        return [o / np.float32(self.n) for o in out] if division else out
+
+    def write(self, salt, targets=None):
+        """Write this rank's ``values(salt)`` through ``.data`` (into their slices)."""
+        for a, v in zip(self.arrays if targets is None else targets, self.values(self.r, salt)):
+            a.data[...] = v
+
+    def call(self, arrays, salt, path, division=False, want=None, **kwargs):
+        """all_reduce ``arrays`` (holding ``values(r, salt)``); check the sums and whether
+        the steady path ran (``path``)."""
+        paths = self.paths
+        paths.clear()
+        self.comm.all_reduce(arrays, division=division, **kwargs)
+        assert paths.took(path), (salt, paths.taken)
+        wants = self.total(salt, division) if want is None else want
+        for i, (a, w) in enumerate(zip(arrays, wants)):
+            assert a.dtype == np.float32, (salt, i, a.dtype)
+            if self.exact:
+                assert_array_equal(a.data, w, err_msg=f"salt {salt} array {i}")
+            else:
+                assert_allclose(a.data, w, rtol=1e-6, atol=1e-6, err_msg=f"salt {salt} array {i}")
+
+    def drop_slices(self, salt):
+        """Make the first three arrays drop their slices, holding ``values(r, salt)`` again
+        (array 1: 0.5, a lazy fill): new storage (as backward gives gradients), a lazy
+        fill, a cast away and back. Returns the sums to expect."""
+        arrays, mine = self.arrays, self.values(self.r, salt)
+        arrays[0].copy_from(ndarray(mine[0]))
+        arrays[1].data = 0.5
+        arrays[2].cast(np.float16)
+        arrays[2].cast(np.float32)[...] = mine[2]
+        want = self.total(salt)
+        want[1] = np.full(self.SHAPES[1], 0.5 * self.n, np.float32)
+        return want
+
+
+def inside(array, message):
+    """Whether ``array``'s memory lies in the sent buffer ``message`` (address, bytes)."""
+    start, nbytes = message
+    return start <= array.ctypes.data and array.ctypes.data + array.nbytes <= start + nbytes

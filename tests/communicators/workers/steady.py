@@ -4,59 +4,19 @@ Whatever happened to the arrays between calls (written through .data, new storag
 fill, a cast, a numpy view or window held, one replaced by another array, a lazily zeroed
 one), the sums are numpy's; the path is taken only where the general one would send the
 same message, and a rank deviating from the forecast still makes every rank raise."""
-import os
-
 import numpy as np
 from _common import communicator, data, done, ndarray
-from _recording import Paths, check_half_copy_goes_stale
+from _recording import Steady, check_half_copy_goes_stale, inside
 from numpy.testing import assert_allclose, assert_array_equal
 
 import nnabla as nn
 
 comm, ctx = communicator()
-r, n = comm.rank, comm.size
-# the test runs it with and without the watchdog (collectives polled, see _wait)
-assert (comm._timeout is not None) == (os.environ.get("NNABLA_MPI_WATCH_DOG_ENABLE", "0")
-                                       not in ("", "0"))
-SHAPES = [(3, 4), (7,), (2, 5), (6,)]
-
-paths = Paths(comm)
+scenario = Steady(comm, exact=False)
+r, n, paths, arrays = scenario.r, scenario.n, scenario.paths, scenario.arrays
 taken, sent, took = paths.taken, paths.sent, paths.took
-
-
-def values(q, salt):
-    return [data(q, s, salt=salt) for s in SHAPES]
-
-
-def total(salt, division=False):
-    """The float32 sum over the ranks (exactly what Allreduce adds for 2 processes)."""
-    out = [sum(vs[1:], vs[0].copy()) for vs in zip(*(values(q, salt) for q in range(n)))]
-    return [o / np.float32(n) for o in out] if division else out
-
-
-def call(arrays, salt, path, division=False, want=None):
-    """all_reduce ``arrays`` (holding ``values(r, salt)``); check the sums and whether the
-    steady path ran (``path``)."""
-    paths.clear()
-    comm.all_reduce(arrays, division=division)
-    assert took(path), (salt, taken)
-    for i, (a, w) in enumerate(zip(arrays, total(salt, division) if want is None else want)):
-        assert a.dtype == np.float32, (salt, i, a.dtype)
-        assert_allclose(a.data, w, rtol=1e-6, atol=1e-6, err_msg=f"salt {salt} array {i}")
-
-
-def inside(array, message):
-    start, nbytes = message
-    return start <= array.ctypes.data and array.ctypes.data + array.nbytes <= start + nbytes
-
-
-arrays = [ndarray(v) for v in values(r, 0)]
-
-
-def write(salt):
-    for a, v in zip(arrays, values(r, salt)):
-        a.data[...] = v
-
+values, total, write, call = scenario.values, scenario.total, scenario.write, scenario.call
+SHAPES = scenario.SHAPES
 
 # warm-up: the layout is forecast from the fifth call; the steady path from the sixth (the
 # fifth, on the forecast path, records the pack)
@@ -79,14 +39,9 @@ check_half_copy_goes_stale(comm, arrays, paths, total(50)[1])
 # backward gives gradients), a lazy fill, a cast away and back, storage assigned from numpy
 # of another dtype; the steady path copies them in and they hold their slices again
 write(11)
-arrays[0].copy_from(ndarray(values(r, 11)[0]))
-arrays[1].data = 0.5
-arrays[2].cast(np.float16)
-arrays[2].cast(np.float32)[...] = values(r, 11)[2]
+want = scenario.drop_slices(11)
 arrays[3].data = values(r, 11)[3].astype(np.float64)     # the array becomes float64 ...
 arrays[3].cast(np.float32)                               # ... and float32 again
-want = total(11)
-want[1] = np.full(7, 0.5 * n, np.float32)
 call(arrays, 11, True, want=want)
 assert sent == [buffer] and all(inside(a.data, buffer) for a in arrays)
 

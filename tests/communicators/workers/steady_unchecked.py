@@ -4,56 +4,17 @@ recognised in one pass from the second call on. Whatever the arrays did between 
 sums are numpy's; a held numpy view of a result, another list, another division or an
 inplace call is not taken for it; arrays zeroed on every rank are summed (the zeroed flag
 travels only with the check); the base class's argument errors are still raised."""
-import os
-
 import numpy as np
-from _common import communicator, data, done, ndarray
-from _recording import Paths, check_half_copy_goes_stale
+from _common import communicator, done, ndarray
+from _recording import Steady, check_half_copy_goes_stale, inside
 from numpy.testing import assert_array_equal
 
 comm, ctx = communicator()
 assert not comm._check_layout, "the test runs this worker with NNABLA_MPI_CHECK_LAYOUT=0"
-r, n = comm.rank, comm.size
-# the test runs it with and without the watchdog (collectives polled, see _wait)
-assert (comm._timeout is not None) == (os.environ.get("NNABLA_MPI_WATCH_DOG_ENABLE", "0")
-                                       not in ("", "0"))
-SHAPES = [(3, 4), (7,), (2, 5), (6,)]
-paths = Paths(comm)
-
-
-def values(q, salt):
-    return [data(q, s, salt=salt) for s in SHAPES]
-
-
-def total(salt, division=False):
-    """The float32 sum over the ranks (exactly what Allreduce adds for 2 processes)."""
-    out = [sum(vs[1:], vs[0].copy()) for vs in zip(*(values(q, salt) for q in range(n)))]
-    return [o / np.float32(n) for o in out] if division else out
-
-
-def call(arrays, salt, path, division=False, want=None, **kwargs):
-    """all_reduce ``arrays`` (holding ``values(r, salt)``); check the sums (exactly, as
-    2 processes add each pair once and 2 is a power of two) and the path taken."""
-    paths.clear()
-    comm.all_reduce(arrays, division=division, **kwargs)
-    assert paths.took(path), (salt, paths.taken)
-    for i, (a, w) in enumerate(zip(arrays, total(salt, division) if want is None else want)):
-        assert a.dtype == np.float32, (salt, i, a.dtype)
-        assert_array_equal(a.data, w, err_msg=f"salt {salt} array {i}")
-
-
-def inside(array, message):
-    start, nbytes = message
-    return start <= array.ctypes.data and array.ctypes.data + array.nbytes <= start + nbytes
-
-
-arrays = [ndarray(v) for v in values(r, 0)]
-
-
-def write(salt, targets=arrays):
-    for a, v in zip(targets, values(r, salt)):
-        a.data[...] = v
-
+scenario = Steady(comm, exact=True)
+r, n, paths, arrays = scenario.r, scenario.n, scenario.paths, scenario.arrays
+values, total, write, call = scenario.values, scenario.total, scenario.write, scenario.call
+SHAPES = scenario.SHAPES
 
 call(arrays, 0, False)                # the first call: the general path makes the pack
 buffer = paths.sent[0]
@@ -68,13 +29,7 @@ check_half_copy_goes_stale(comm, arrays, paths, total(50)[1])
 
 # new storage, a lazy fill, a cast away and back: copied in, holding their slices again
 write(11)
-arrays[0].copy_from(ndarray(values(r, 11)[0]))
-arrays[1].data = 0.5
-arrays[2].cast(np.float16)
-arrays[2].cast(np.float32)[...] = values(r, 11)[2]
-want = total(11)
-want[1] = np.full(7, 0.5 * n, np.float32)
-call(arrays, 11, True, want=want)
+call(arrays, 11, True, want=scenario.drop_slices(11))
 assert paths.sent == [buffer] and all(inside(a.data, buffer) for a in arrays)
 
 # a numpy view of a result held between calls: the general path, a new buffer; the view
