@@ -130,6 +130,17 @@ class Steady:
             else:
                 assert_allclose(a.data, w, rtol=1e-6, atol=1e-6, err_msg=f"salt {salt} array {i}")
 
+    def check_errors(self, cases):
+        """Each ``(args, kwargs, error, text)``: ``all_reduce(*args, **kwargs)`` raises
+        ``error`` with ``text`` in its message (the base class's argument checks)."""
+        for args, kwargs, error, text in cases:
+            try:
+                self.comm.all_reduce(*args, **kwargs)
+            except error as e:
+                assert text in str(e), e
+            else:
+                raise AssertionError(f"{text}: no error")
+
     def drop_slices(self, salt):
         """Make the first three arrays drop their slices, holding ``values(r, salt)`` again
         (array 1: 0.5, a lazy fill): new storage (as backward gives gradients), a lazy
