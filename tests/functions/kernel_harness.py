@@ -3,8 +3,12 @@
 ``check_forward(case)`` checks forward against the case's numpy reference;
 ``check_backward(case)`` checks the kernel's float64 backward against float64 central
 differences of its forward, at the case's ``fd_atol``/``fd_rtol`` (1e-6 by default).
+``check_forked_child(setup, compute)`` checks a computation in a forked child.
 """
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import numpy as np
 
@@ -92,3 +96,23 @@ def check_backward(case, eps=1e-4, table=None):
         np.testing.assert_allclose(grads[i], numeric, atol=case.fd_atol, rtol=case.fd_rtol,
                                    err_msg=f"gradient of input {i} (float64 central "
                                            f"differences, step {eps})")
+
+
+_FORK_TAIL = """
+ref = {compute}
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if np.allclose({compute}, ref, atol=1e-5) else 3)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def check_forked_child(setup, compute):
+    """In a fresh interpreter: run ``setup`` (a script, after ``import os, sys`` and ``import
+    numpy as np``), evaluate ``compute`` (an expression), then fork; the child evaluates it
+    again and must get the same values (to 1e-5) within 120 s, not hang (GNU OpenMP's team
+    does not survive fork())."""
+    script = "import os, sys\nimport numpy as np\n" + setup + _FORK_TAIL.format(
+        compute=compute)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)

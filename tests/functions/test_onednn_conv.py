@@ -17,6 +17,7 @@ import nnabla as nn
 import nnabla.functions as F
 import numpy as np
 import pytest
+from kernel_harness import check_forked_child
 from nnabla._spec import SPECS
 from nnabla._spec.binding import bind_args, infer
 from nnabla_ext.cpu import _onednn
@@ -463,9 +464,7 @@ def test_thread_count_changes_rebuild_the_primitives():
         np.testing.assert_allclose(y, y_ref, rtol=1e-4, atol=1e-4)
 
 
-FORK_SCRIPT = """
-import os, sys
-import numpy as np
+FORK_SETUP = """
 import nnabla_ext.cpu as cpu
 from nnabla._spec import SPECS
 from nnabla._spec.binding import bind_args, infer
@@ -478,12 +477,6 @@ k = CPU_KERNELS["Convolution"](spec, bound, shapes, outs)
 assert k.plan is not None
 rng = np.random.RandomState(0)
 xs = [rng.randn(*shapes[0]).astype(np.float32), rng.randn(*shapes[1]).astype(np.float32), None]
-ref = k.forward(xs)[0]
-pid = os.fork()
-if pid == 0:
-    os._exit(0 if np.allclose(k.forward(xs)[0], ref, atol=1e-5) else 3)
-_, status = os.waitpid(pid, 0)
-sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
@@ -492,7 +485,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 def test_forked_child_runs_convolutions():
     """GNU OpenMP's team does not survive fork(): the child runs oneDNN on one thread
     instead of waiting forever for the parent's workers."""
-    subprocess.run([sys.executable, "-c", FORK_SCRIPT], check=True, timeout=120)
+    check_forked_child(FORK_SETUP, "k.forward(xs)[0]")
 
 
 @pytest.mark.skipif(not ON_WHEEL_PLATFORM or ONEDNN_OFF,

@@ -8,14 +8,13 @@ the accumulation into existing gradients.
 """
 import math
 import os
-import subprocess
-import sys
 
 import nnabla as nn
 import nnabla.functions as F
 import nnabla_ext.cpu as cpu
 import numpy as np
 import pytest
+from kernel_harness import check_forked_child
 from nnabla._spec import SPECS
 from nnabla._spec.binding import bind_args, infer
 from nnabla_ext.cpu import _onednn
@@ -237,21 +236,12 @@ def test_thread_count_changes_rebuild_the_primitive():
     assert math.prod(y_ref.shape) == results[0].size
 
 
-FORK_SCRIPT = """
-import os, sys
-import numpy as np
+FORK_SETUP = """
 import nnabla_ext.cpu as cpu
 from nnabla_ext.cpu import _onednn
 cpu.set_num_threads(2)
 rng = np.random.RandomState(0)
 a, b = rng.randn(32, 64, 48).astype(np.float32), rng.randn(32, 48, 64).astype(np.float32)
-plan = _onednn.conv.matmul_plan(a, b)
-ref = plan.run(a, b)
-pid = os.fork()
-if pid == 0:
-    os._exit(0 if np.allclose(_onednn.conv.matmul_plan(a, b).run(a, b), ref, atol=1e-5) else 3)
-_, status = os.waitpid(pid, 0)
-sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
@@ -260,4 +250,4 @@ sys.exit(os.waitstatus_to_exitcode(status))
 def test_forked_child_runs_products():
     """GNU OpenMP's team does not survive fork(): the child runs the product on one thread
     instead of waiting forever for the parent's workers."""
-    subprocess.run([sys.executable, "-c", FORK_SCRIPT], check=True, timeout=120)
+    check_forked_child(FORK_SETUP, "_onednn.conv.matmul_plan(a, b).run(a, b)")
