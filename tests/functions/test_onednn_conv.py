@@ -490,18 +490,27 @@ def test_forked_child_runs_convolutions():
 
 @pytest.mark.skipif(not ON_WHEEL_PLATFORM or ONEDNN_OFF,
                     reason="onednn-cpu-gomp exists for x86-64 Linux only, or NNABLA_CPU_ONEDNN=0")
-@pytest.mark.parametrize("user_policy, expected", [(None, "PASSIVE"), ("active", "ACTIVE")])
-def test_openmp_starts_passive_unless_the_user_chose(user_policy, expected):
-    """libgomp prints its settings with OMP_DISPLAY_ENV; our default does not leak into the
-    environment that child processes inherit."""
-    env = dict(os.environ, OMP_DISPLAY_ENV="TRUE")
+@pytest.mark.parametrize("user, expected", [
+    ({}, {"GOMP_SPINCOUNT": "50000"}),
+    ({"OMP_WAIT_POLICY": "active"}, {"OMP_WAIT_POLICY": "ACTIVE"}),
+    ({"OMP_WAIT_POLICY": "passive"}, {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "0"}),
+    ({"GOMP_SPINCOUNT": "1234"}, {"GOMP_SPINCOUNT": "1234"}),
+])
+def test_openmp_spins_briefly_unless_the_user_chose(user, expected):
+    """libgomp prints its settings with OMP_DISPLAY_ENV=VERBOSE: our spin count unless the
+    user set a wait policy or a spin count; ours does not leak into the environment that
+    child processes inherit."""
+    env = dict(os.environ, OMP_DISPLAY_ENV="VERBOSE")
     env.pop("GOMP_SPINCOUNT", None)
     env.pop("OMP_WAIT_POLICY", None)
-    if user_policy:
-        env["OMP_WAIT_POLICY"] = user_policy
+    env.update(user)
     code = ("import os; from nnabla_ext.cpu import _onednn; assert _onednn.conv is not None;"
-            "print('LEAKED' if os.environ.get('OMP_WAIT_POLICY') == 'passive' else 'CLEAN')")
+            "print(os.environ.get('GOMP_SPINCOUNT'), os.environ.get('OMP_WAIT_POLICY'))")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, check=True)
-    assert f"OMP_WAIT_POLICY = '{expected}'" in done.stderr
-    assert done.stdout.strip() == "CLEAN"
+    for name, value in expected.items():
+        assert f"{name} = '{value}'" in done.stderr
+    assert done.stdout.split() == [user.get("GOMP_SPINCOUNT", "None"),
+                                    user.get("OMP_WAIT_POLICY", "None")]
+    from nnabla_ext.cpu import _onednn
+    assert _onednn.SPIN_COUNT == 50000

@@ -14,9 +14,9 @@ path, and ``BatchMatmul`` numpy's matmul. ``NNABLA_CPU_ONEDNN=0`` turns oneDNN o
 before anything is loaded; ``NNABLA_CPU_ONEDNN=always`` makes every convolution and
 product it takes use it (by default a geometry whose weights outweigh its maps keeps
 im2col + GEMM, see :func:`nnabla_ext.cpu.kernels.onednn.worth_onednn`, and a small
-product numpy's matmul). GNU OpenMP
-(oneDNN's threads) starts with ``OMP_WAIT_POLICY=passive`` unless the environment sets a
-wait policy or ``GOMP_SPINCOUNT`` (see :func:`_passive_openmp`).
+product numpy's matmul). GNU OpenMP (oneDNN's threads) starts with
+``GOMP_SPINCOUNT=50000`` (:data:`SPIN_COUNT`) unless the environment sets a wait policy or
+a spin count (see :func:`_bounded_spinning`).
 
 :func:`enabled` and :func:`set_enabled` switch the oneDNN path at run time (kernels set
 up afterwards follow the switch).
@@ -57,26 +57,34 @@ def _library_paths():
     return [p for p in paths if not (p in seen or seen.add(p))]
 
 
-@contextlib.contextmanager
-def _passive_openmp(environ=os.environ):
-    """``OMP_WAIT_POLICY=passive`` while GNU OpenMP starts, unless the user chose a policy.
+# Spins of an idle GNU OpenMP worker before it sleeps: ~1.5 ms at the ~30 ns a pause takes
+# on this project's machine, about the 2 ms our pool's workers wait (src/thread_pool.h).
+SPIN_COUNT = 50000
 
-    libgomp reads it once, when it is loaded (with libdnnl, here). oneDNN's idle workers
-    then sleep at once instead of spinning for ~300000 iterations after every parallel
-    region, on cores that our thread pool, numpy and other processes need. Measured on this
-    2-core machine under load (benchmarks/README.md, issue 10): 3x3 convolution 64x128x8x8
-    forward + backward on 2 threads 105-116 ms passive against 278-286 ms spinning
-    (PyTorch 307-356 ms); ResNet-18 inference at batch 1 72-222 ms against 1242-1342 ms.
+
+@contextlib.contextmanager
+def _bounded_spinning(environ=os.environ):
+    """``GOMP_SPINCOUNT`` = :data:`SPIN_COUNT` while GNU OpenMP starts, unless the user chose
+    a wait policy (``OMP_WAIT_POLICY``) or a spin count.
+
+    libgomp reads it once, when it is loaded (with libdnnl, here). Its default, ~300000
+    spins (~9 ms) after every parallel region, keeps oneDNN's idle workers on the cores our
+    thread pool and numpy need between layers; passive waiting (no spinning) makes every
+    region of a layer that runs several (batch chunks, reorders) wait for a futex wake-up.
+    Measured on this 2-core machine (benchmarks/README.md, issue 10), 2 threads: ResNet-18
+    inference at batch 1 took 25-28 ms with the default, 20-26 ms passive and 18-24 ms with
+    50000 (PyTorch 16-21); the strided convolution forward + backward 54 ms passive against
+    43 ms (PyTorch 42); the six workloads of issue 10 ran 2-11 % faster than passive.
     The variable is restored afterwards, so child processes inherit the user's environment.
     """
     if "OMP_WAIT_POLICY" in environ or "GOMP_SPINCOUNT" in environ:
         yield
         return
-    environ["OMP_WAIT_POLICY"] = "passive"
+    environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     try:
         yield
     finally:
-        environ.pop("OMP_WAIT_POLICY", None)
+        environ.pop("GOMP_SPINCOUNT", None)
 
 
 def _load():
@@ -86,7 +94,7 @@ def _load():
         reason = "NNABLA_CPU_ONEDNN is off"
         return
     errors = []
-    with _passive_openmp():
+    with _bounded_spinning():
         for path in _library_paths():
             try:
                 ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
