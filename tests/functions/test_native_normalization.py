@@ -100,14 +100,20 @@ def test_batch_normalization_against_float64_formula():
                                rtol=1e-4, atol=1e-4)
 
 
-def test_softmax_against_float64_formula():
-    x = np.random.RandomState(7).randn(6, 33).astype(np.float32) * 20
-    y = _native.softmax_forward(x, 6, 33).reshape(6, 33)
+@pytest.mark.parametrize("rows, n", [
+    (6, 33),        # a row: 4 blocks of 8 partial sums and one remaining element
+    (300, 40),      # chunks of 16 rows, the last one short
+    (3, 5000),      # a few long rows, one per chunk
+    (4, 5),         # rows shorter than the 8 partial sums
+])
+def test_softmax_against_float64_formula(rows, n):
+    x = np.random.RandomState(7).randn(rows, n).astype(np.float32) * 20
+    y = _native.softmax_forward(x, rows, n).reshape(rows, n)
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
     ref = e / e.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-7)
-    dy = np.random.RandomState(8).randn(6, 33)
-    dx = _native.softmax_backward(y, dy.astype(np.float32), 6, 33).reshape(6, 33)
+    dy = np.random.RandomState(8).randn(rows, n)
+    dx = _native.softmax_backward(y, dy.astype(np.float32), rows, n).reshape(rows, n)
     np.testing.assert_allclose(dx, ref * (dy - (dy * ref).sum(axis=1, keepdims=True)),
                                rtol=1e-4, atol=1e-6)
 

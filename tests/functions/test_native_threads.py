@@ -37,8 +37,9 @@ def _native_results(rng):
     davg = _native.avg_pool_backward(avg, 8 * 16, 1, *pool_lists, True, True)
     mean, var = _native.channel_moments(x, 8, 16, 144)
     soft = _native.softmax_forward(x, 8 * 16 * 12, 12)
+    dsoft = _native.softmax_backward(soft, x, 8 * 16 * 12, 12)
     wide = rng.randn(300_000).astype(np.float32)        # the element-wise loops' threshold
-    return [col, image, y, index, dx, avg, davg, mean, var, soft,
+    return [col, image, y, index, dx, avg, davg, mean, var, soft, dsoft,
             _native.tanh_forward(wide), _native.gelu_backward(wide, wide)]
 
 

@@ -112,24 +112,52 @@ static void softmax_rows(const double *x, double *y, idx_t first, idx_t last, id
   for (idx_t r = first; r < last; ++r) softmax_row(x + r * n, y + r * n, n);
 }
 
+// Rows per parallel chunk: 16 where there are many rows, else one (a few long rows).
+inline idx_t row_block(idx_t rows) { return rows >= 256 ? 16 : 1; }
+
 template <typename T>
 void softmax_rows_forward(const T *x, T *y, idx_t rows, idx_t n) {
-  const idx_t block = 16;
-  parallel_for((rows + block - 1) / block, rows > block && rows * n > kParallelWork,
+  const idx_t block = row_block(rows);
+  parallel_for((rows + block - 1) / block, rows > 1 && rows * n > kParallelWork,
                [&](idx_t b) { softmax_rows(x, y, b * block, std::min(rows, (b + 1) * block), n); });
+}
+
+// dx = y (dy - sum(dy y)) over one row of n. The sum is taken in 8 interleaved partial
+// sums (as the forward's), so it vectorizes; a single running sum is a chain of dependent
+// additions, which made this pass 2.3x slower than PyTorch's.
+template <typename T>
+NBLA_INLINE void softmax_grad_row(const T *__restrict y, const T *__restrict dy,
+                                  T *__restrict dx, idx_t n) {
+  constexpr int kLanes = 8;
+  T lane_dot[kLanes];
+  for (int l = 0; l < kLanes; ++l) lane_dot[l] = T(0);
+  idx_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane_dot[l] += dy[i + l] * y[i + l];
+  T dot = T(0);
+  for (int l = 0; l < kLanes; ++l) dot += lane_dot[l];
+  for (; i < n; ++i) dot += dy[i] * y[i];
+  for (idx_t k = 0; k < n; ++k) dx[k] = y[k] * (dy[k] - dot);
+}
+
+NBLA_VECTOR_CLONES static void softmax_grad_rows(const float *y, const float *dy, float *dx,
+                                                 idx_t first, idx_t last, idx_t n) {
+  for (idx_t r = first; r < last; ++r) softmax_grad_row(y + r * n, dy + r * n, dx + r * n, n);
+}
+
+static void softmax_grad_rows(const double *y, const double *dy, double *dx, idx_t first,
+                              idx_t last, idx_t n) {
+  for (idx_t r = first; r < last; ++r) softmax_grad_row(y + r * n, dy + r * n, dx + r * n, n);
 }
 
 // dx = y (dy - sum(dy y)) over the last axis of (rows, n).
 template <typename T>
 void softmax_rows_backward(const T *y, const T *dy, T *dx, idx_t rows, idx_t n) {
-  parallel_for(rows, rows > 1 && rows * n > kParallelWork, [&](idx_t r) {
-    const T *yr = y + r * n;
-    const T *gr = dy + r * n;
-    T *out = dx + r * n;
-    T dot = T(0);
-    for (idx_t i = 0; i < n; ++i) dot += gr[i] * yr[i];
-    for (idx_t i = 0; i < n; ++i) out[i] = yr[i] * (gr[i] - dot);
-  });
+  const idx_t block = row_block(rows);
+  parallel_for((rows + block - 1) / block, rows > 1 && rows * n > kParallelWork,
+               [&](idx_t b) {
+                 softmax_grad_rows(y, dy, dx, b * block, std::min(rows, (b + 1) * block), n);
+               });
 }
 
 }  // namespace nbla_native
