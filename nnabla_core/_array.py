@@ -65,9 +65,11 @@ class SyncedArray:
     """See module docstring. ``dtype`` is the type users see through ``NdArray.data``."""
 
     is_window = False       # a SyncedArrayView (a window on another array's memory)
+    # ``summed``: a weak reference to the head :func:`nnabla._execute.accumulate` made by
+    # adding (absent until then; read with ``getattr``), which later sums may add into.
     __slots__ = ("shape", "dtype", "heads", "fill_value", "modification_count",
                  "clear_called", "nbytes_held", "narrowed", "typed", "sharers", "provisional",
-                 "__weakref__")
+                 "summed", "__weakref__")
 
     def __init__(self, shape=(), dtype=F32):
         self.shape = tuple(shape)

@@ -12,6 +12,8 @@ or an imperative :class:`Call`).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ._array import F16, F32, I64, SyncedArray, holding
@@ -213,13 +215,26 @@ def accumulate(fam, grad, g, add, dtype, protect=()):
     """Write gradient ``g`` (an array of family ``fam``) into ``grad`` (a SyncedArray) in
     storage type ``dtype``: add to what it holds when ``add``, else overwrite.
     ``protect`` lists arrays ``g`` must not alias (the kernel may have returned one of
-    its inputs, e.g. ``dy`` itself)."""
+    its inputs, e.g. ``dy`` itself).
+
+    A sum is made in a new array the first time; while that array stays ``grad``'s only
+    head, later sums add into it in place (as nnabla accumulates into the gradient's
+    memory). Arrays a kernel returned are never written to: a kernel may keep them."""
     if g.__class__ is not fam.array_type and not fam.owns(g):
         g = fam.asarray(g)
     if g.shape != grad.shape:
         g = fam.reshape(g, grad.shape)
     if add and (grad.heads or grad.fill_value not in (None, 0)):
+        if _add_in_place(fam, grad, g):
+            return
         new = fam.add(grad.get(F32, fam), g)
+        if new.dtype == dtype:
+            grad.set(new, fam)
+            try:
+                grad.summed = weakref.ref(new)
+            except TypeError:       # the family's arrays take no weak references
+                pass
+            return
     elif aliases(fam, g, protect):
         new = fam.copy(g)
     else:
@@ -227,6 +242,20 @@ def accumulate(fam, grad, g, add, dtype, protect=()):
     if new.dtype != dtype:
         new = fam.astype(new, dtype)
     grad.set(new, fam)
+
+
+def _add_in_place(fam, grad, g):
+    """Add ``g`` into ``grad``'s head when that head is the float32 sum :func:`accumulate`
+    made (its only head, ``grad`` neither a window nor narrowed); returns whether it did."""
+    summed = getattr(grad, "summed", None)
+    if summed is None or len(grad.heads) != 1 or grad.is_window or grad.narrowed:
+        return False
+    head = grad.heads.get((fam, F32))
+    if head is None or summed() is not head:
+        return False
+    fam.iadd(head, g)
+    grad.modification_count += 1
+    return True
 
 
 def accumulate_from(grad, src, add):
