@@ -71,10 +71,11 @@ def _bounded_spinning(environ=os.environ):
     spins (~9 ms) after every parallel region, keeps oneDNN's idle workers on the cores our
     thread pool and numpy need between layers; passive waiting (no spinning) makes every
     region of a layer that runs several (batch chunks, reorders) wait for a futex wake-up.
-    Measured on this 2-core machine (benchmarks/README.md, issue 10), 2 threads: ResNet-18
-    inference at batch 1 took 25-28 ms with the default, 20-26 ms passive and 18-24 ms with
-    50000 (PyTorch 16-21); the strided convolution forward + backward 54 ms passive against
-    43 ms (PyTorch 42); the six workloads of issue 10 ran 2-11 % faster than passive.
+    Measured on this 2-core machine (benchmarks/README.md, issue 10), 2 threads, fresh
+    processes: ResNet-18 inference at batch 1 took 27-30 ms with the default, 21-26 ms
+    passive and 18-24 ms with 50000 (PyTorch 14-21); the strided convolution forward +
+    backward a median 56 ms passive against 43 ms (PyTorch 43); the six workloads of issue
+    10 ran 2-11 % faster than passive.
     The variable is restored afterwards, so child processes inherit the user's environment.
     """
     if "OMP_WAIT_POLICY" in environ or "GOMP_SPINCOUNT" in environ:
