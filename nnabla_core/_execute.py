@@ -224,17 +224,11 @@ def accumulate(fam, grad, g, add, dtype, protect=()):
         g = fam.asarray(g)
     if g.shape != grad.shape:
         g = fam.reshape(g, grad.shape)
+    summed = None
     if add and (grad.heads or grad.fill_value not in (None, 0)):
         if _add_in_place(fam, grad, g):
             return
-        new = fam.add(grad.get(F32, fam), g)
-        if new.dtype == dtype:
-            grad.set(new, fam)
-            try:
-                grad.summed = weakref.ref(new)
-            except TypeError:       # the family's arrays take no weak references
-                pass
-            return
+        new = summed = fam.add(grad.get(F32, fam), g)
     elif aliases(fam, g, protect):
         new = fam.copy(g)
     else:
@@ -242,6 +236,11 @@ def accumulate(fam, grad, g, add, dtype, protect=()):
     if new.dtype != dtype:
         new = fam.astype(new, dtype)
     grad.set(new, fam)
+    if new is summed:
+        try:
+            grad.summed = weakref.ref(new)
+        except TypeError:           # the family's arrays take no weak references
+            pass
 
 
 def _add_in_place(fam, grad, g):

@@ -15,6 +15,15 @@ def _grad(shape=(3,), dtype=F32):
     return SyncedArray(shape, dtype)
 
 
+def _summed_grad():
+    """A gradient after a stored array and one sum: 2 everywhere, held in the array that
+    sum made."""
+    grad = _grad()
+    _execute.accumulate(HOST, grad, np.ones(3, np.float32), False, F32)
+    _execute.accumulate(HOST, grad, np.ones(3, np.float32), True, F32)
+    return grad
+
+
 def test_kernel_arrays_are_never_written():
     grad = _grad()
     first, second, third = (np.full(3, v, np.float32) for v in (1, 2, 4))
@@ -32,9 +41,7 @@ def test_kernel_arrays_are_never_written():
 
 
 def test_a_replaced_head_is_not_added_into():
-    grad = _grad()
-    _execute.accumulate(HOST, grad, np.ones(3, np.float32), False, F32)
-    _execute.accumulate(HOST, grad, np.ones(3, np.float32), True, F32)
+    grad = _summed_grad()
     given = np.full(3, 10, np.float32)
     grad.set(given)                                 # e.g. a user's `x.g = ...`
     _execute.accumulate(HOST, grad, np.ones(3, np.float32), True, F32)
@@ -43,9 +50,7 @@ def test_a_replaced_head_is_not_added_into():
 
 
 def test_a_second_head_stops_in_place_sums():
-    grad = _grad()
-    _execute.accumulate(HOST, grad, np.ones(3, np.float32), False, F32)
-    _execute.accumulate(HOST, grad, np.ones(3, np.float32), True, F32)
+    grad = _summed_grad()
     summed = grad.get(F32)
     half = grad.get(F16)                            # a float16 copy others may read
     _execute.accumulate(HOST, grad, np.ones(3, np.float32), True, F32)
@@ -63,9 +68,7 @@ def test_half_storage_sums_stay_correct():
 
 
 def test_modification_count_moves_with_in_place_sums():
-    grad = _grad()
-    _execute.accumulate(HOST, grad, np.ones(3, np.float32), False, F32)
-    _execute.accumulate(HOST, grad, np.ones(3, np.float32), True, F32)
+    grad = _summed_grad()
     before = grad.modification_count
     _execute.accumulate(HOST, grad, np.ones(3, np.float32), True, F32)
     assert grad.modification_count == before + 1

@@ -18,6 +18,11 @@ using Dims = std::array<idx_t, 3>;
 // Below this much work a parallel region costs more than it saves.
 constexpr idx_t kParallelWork = 1 << 14;
 
+// Whether `rows` independent rows of `width` values are worth splitting across the pool.
+inline bool rows_parallel(idx_t rows, idx_t width) {
+  return rows > 1 && rows * width > kParallelWork;
+}
+
 // One convolution or pooling geometry. A 1-D or 2-D problem is stored as 3-D
 // with leading axes of size 1 (kernel 1, stride 1, pad 0, dilation 1).
 struct Geometry {

@@ -14,6 +14,7 @@
 
 #include "activation.h"
 #include "geometry.h"
+#include "row_sums.h"
 
 namespace nbla_native {
 
@@ -93,57 +94,12 @@ void channel_affine(const T *x, const T *mean, const T *a, const T *b, const T *
 
 // Layer normalization of x viewed as (rows, features): statistics per row, an optional
 // scale gamma and shift beta per feature (nnabla's layer_normalization with leading batch
-// axes). Row sums run in sixteen double accumulators (the same split on any thread count,
-// so results do not depend on it); rows are independent and split across the pool.
+// axes). Row sums are detail::row_sum's (row_sums.h); rows are independent and split across
+// the pool.
 namespace detail {
-
-// Partial sums per row sum: four AVX2 vectors of doubles, four independent chains of adds
-// (with eight, two chains, each add waited for the one before it: one summing pass over 64
-// rows of 8192 floats took 0.062 ms on 1 thread, 0.046 ms with sixteen).
-constexpr int kSumLanes = 16;
-
-// acc[0] + ... + acc[kSumLanes - 1] by a fixed tree (halves added pairwise).
-inline double sum_lanes(double *acc) {
-  for (int width = kSumLanes / 2; width >= 1; width /= 2)
-    for (int k = 0; k < width; ++k) acc[k] += acc[k + width];
-  return acc[0];
-}
-
-// sum over i < n of f(i), in double, kSumLanes interleaved partial sums then a fixed tree.
-template <typename F>
-inline double row_sum(idx_t n, F f) {
-  double acc[kSumLanes] = {};
-  idx_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes)
-    for (int k = 0; k < kSumLanes; ++k) acc[k] += f(i + k);
-  for (int k = 0; i < n; ++i, ++k) acc[k] += f(i);
-  return sum_lanes(acc);
-}
-
-// row_sum of f and of g in one pass over the row (each as row_sum alone would give it).
-template <typename F, typename G>
-inline void row_sums(idx_t n, F f, G g, double *sum_f, double *sum_g) {
-  double af[kSumLanes] = {}, ag[kSumLanes] = {};
-  idx_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes)
-    for (int k = 0; k < kSumLanes; ++k) {
-      af[k] += f(i + k);
-      ag[k] += g(i + k);
-    }
-  for (int k = 0; i < n; ++i, ++k) {
-    af[k] += f(i);
-    ag[k] += g(i);
-  }
-  *sum_f = sum_lanes(af);
-  *sum_g = sum_lanes(ag);
-}
 
 // Features per block of the parameter gradients' column sums (2 x 2 KiB of doubles).
 constexpr idx_t kColumnBlock = 256;
-
-inline bool rows_parallel(idx_t rows, idx_t features) {
-  return rows > 1 && rows * features > kParallelWork;
-}
 
 }  // namespace detail
 
@@ -292,7 +248,7 @@ NBLA_VECTOR_CLONES static void row_norm_columns_f32(const float *x, const float 
 template <typename T>
 void row_norm_forward(const T *x, const T *gamma, const T *beta, T *y, T *mean, T *var,
                       T *inv_std, idx_t rows, idx_t features, T eps) {
-  parallel_for(rows, detail::rows_parallel(rows, features), [&](idx_t r) {
+  parallel_for(rows, rows_parallel(rows, features), [&](idx_t r) {
     const idx_t at = r * features;
     if constexpr (std::is_same_v<T, float>)
       row_norm_forward_row_f32(x + at, gamma, beta, y + at, mean + r, var + r, inv_std + r,
@@ -310,7 +266,7 @@ template <typename T>
 void row_norm_backward_x(const T *x, const T *dy, const T *mean, const T *inv_std,
                          const T *gamma, const T *dmean, const T *dvar, T *dx, idx_t rows,
                          idx_t features) {
-  parallel_for(rows, detail::rows_parallel(rows, features), [&](idx_t r) {
+  parallel_for(rows, rows_parallel(rows, features), [&](idx_t r) {
     const idx_t at = r * features;
     const T *dm = dmean ? dmean + r : nullptr, *dv = dvar ? dvar + r : nullptr;
     if constexpr (std::is_same_v<T, float>)
@@ -338,7 +294,7 @@ void row_norm_backward(const T *x, const T *dy, const T *mean, const T *inv_std,
   }
   std::vector<T> coef(dx ? rows : 0), cst(dx ? rows : 0);
   if (dx)
-    parallel_for(rows, detail::rows_parallel(rows, features), [&](idx_t r) {
+    parallel_for(rows, rows_parallel(rows, features), [&](idx_t r) {
       const idx_t at = r * features;
       const T *dm = dmean ? dmean + r : nullptr, *dv = dvar ? dvar + r : nullptr;
       if constexpr (std::is_same_v<T, float>)

@@ -29,11 +29,6 @@ NBLA_INLINE T sigmoid(T a) {
   return T(0.5) * fast_tanh(T(0.5) * a) + T(0.5);
 }
 
-// Rows per parallel chunk: enough element work per row block to pay for the hand-off.
-inline bool rows_parallel(idx_t batch, idx_t width) {
-  return batch > 1 && batch * width > kParallelWork;
-}
-
 // The loops below work on one row at a time in short passes over __restrict pointers,
 // so that each vectorizes (one loop over ten possibly-aliasing pointers did not).
 
@@ -285,7 +280,7 @@ NBLA_RNN_ENTRY(rnn_backward_range, NBLA_RNN_BWD_PARAMS, (dh_out, dh_rec, h, da, 
 template <typename T>
 void lstm_forward_step(const T *gx, const T *gh, const T *c_prev, T *act, T *c, T *h, T *tc,
                        idx_t batch, idx_t hidden) {
-  parallel_range(batch, rnn_detail::rows_parallel(batch, 4 * hidden),
+  parallel_range(batch, rows_parallel(batch, 4 * hidden),
                  [&](idx_t b0, idx_t b1) {
                    if constexpr (std::is_same_v<T, float>)
                      lstm_forward_rows_f32(gx, gh, c_prev, act, c, h, tc, hidden, b0, b1);
@@ -297,7 +292,7 @@ void lstm_forward_step(const T *gx, const T *gh, const T *c_prev, T *act, T *c, 
 template <typename T>
 void lstm_backward_step(const T *dh_out, const T *dh_rec, T *dc, const T *act,
                         const T *c_prev, const T *tc, T *da, idx_t batch, idx_t hidden) {
-  parallel_range(batch, rnn_detail::rows_parallel(batch, 4 * hidden),
+  parallel_range(batch, rows_parallel(batch, 4 * hidden),
                  [&](idx_t b0, idx_t b1) {
                    std::vector<T> scratch(hidden);
                    if constexpr (std::is_same_v<T, float>)
@@ -312,7 +307,7 @@ void lstm_backward_step(const T *dh_out, const T *dh_rec, T *dc, const T *act,
 template <typename T>
 void gru_forward_step(const T *gx, const T *gh, const T *bhn, const T *h_prev, T *act,
                       T *hn_out, T *h, idx_t batch, idx_t hidden) {
-  parallel_range(batch, rnn_detail::rows_parallel(batch, 3 * hidden),
+  parallel_range(batch, rows_parallel(batch, 3 * hidden),
                  [&](idx_t b0, idx_t b1) {
                    if constexpr (std::is_same_v<T, float>)
                      gru_forward_rows_f32(gx, gh, bhn, h_prev, act, hn_out, h, hidden, b0, b1);
@@ -325,7 +320,7 @@ template <typename T>
 void gru_backward_step(const T *dh_out, const T *dh_rec, T *dh_direct, const T *act,
                        const T *hn_in, const T *h_prev, T *dgx, T *dgh, idx_t batch,
                        idx_t hidden) {
-  parallel_range(batch, rnn_detail::rows_parallel(batch, 3 * hidden),
+  parallel_range(batch, rows_parallel(batch, 3 * hidden),
                  [&](idx_t b0, idx_t b1) {
                    std::vector<T> scratch(hidden);
                    if constexpr (std::is_same_v<T, float>)

@@ -13,6 +13,7 @@
 
 #include "activation.h"
 #include "geometry.h"
+#include "row_sums.h"
 
 namespace nbla_native {
 
@@ -112,31 +113,19 @@ static void softmax_rows(const double *x, double *y, idx_t first, idx_t last, id
   for (idx_t r = first; r < last; ++r) softmax_row(x + r * n, y + r * n, n);
 }
 
-// Rows per parallel chunk: 16 where there are many rows, else one (a few long rows).
-inline idx_t row_block(idx_t rows) { return rows >= 256 ? 16 : 1; }
-
 template <typename T>
 void softmax_rows_forward(const T *x, T *y, idx_t rows, idx_t n) {
-  const idx_t block = row_block(rows);
-  parallel_for((rows + block - 1) / block, rows > 1 && rows * n > kParallelWork,
-               [&](idx_t b) { softmax_rows(x, y, b * block, std::min(rows, (b + 1) * block), n); });
+  parallel_range(rows, rows_parallel(rows, n),
+                 [&](idx_t first, idx_t last) { softmax_rows(x, y, first, last, n); });
 }
 
-// dx = y (dy - sum(dy y)) over one row of n. The sum is taken in 8 interleaved partial
-// sums (as the forward's), so it vectorizes; a single running sum is a chain of dependent
-// additions, which made this pass 2.3x slower than PyTorch's.
+// dx = y (dy - sum(dy y)) over one row of n; the sum is detail::row_sum's in T, as nnabla
+// sums (a single running sum is a chain of dependent additions, which made this pass 2.3x
+// slower than PyTorch's; double partial sums, 1.8x).
 template <typename T>
 NBLA_INLINE void softmax_grad_row(const T *__restrict y, const T *__restrict dy,
                                   T *__restrict dx, idx_t n) {
-  constexpr int kLanes = 8;
-  T lane_dot[kLanes];
-  for (int l = 0; l < kLanes; ++l) lane_dot[l] = T(0);
-  idx_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) lane_dot[l] += dy[i + l] * y[i + l];
-  T dot = T(0);
-  for (int l = 0; l < kLanes; ++l) dot += lane_dot[l];
-  for (; i < n; ++i) dot += dy[i] * y[i];
+  const T dot = detail::row_sum<T>(n, [&](idx_t i) { return dy[i] * y[i]; });
   for (idx_t k = 0; k < n; ++k) dx[k] = y[k] * (dy[k] - dot);
 }
 
@@ -153,11 +142,8 @@ static void softmax_grad_rows(const double *y, const double *dy, double *dx, idx
 // dx = y (dy - sum(dy y)) over the last axis of (rows, n).
 template <typename T>
 void softmax_rows_backward(const T *y, const T *dy, T *dx, idx_t rows, idx_t n) {
-  const idx_t block = row_block(rows);
-  parallel_for((rows + block - 1) / block, rows > 1 && rows * n > kParallelWork,
-               [&](idx_t b) {
-                 softmax_grad_rows(y, dy, dx, b * block, std::min(rows, (b + 1) * block), n);
-               });
+  parallel_range(rows, rows_parallel(rows, n),
+                 [&](idx_t first, idx_t last) { softmax_grad_rows(y, dy, dx, first, last, n); });
 }
 
 }  // namespace nbla_native
