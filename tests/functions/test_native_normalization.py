@@ -101,10 +101,10 @@ def test_batch_normalization_against_float64_formula():
 
 
 @pytest.mark.parametrize("rows, n", [
-    (6, 33),        # a row: 4 blocks of 8 partial sums and one remaining element
-    (300, 40),      # chunks of 16 rows, the last one short
-    (3, 5000),      # a few long rows, one per chunk
-    (4, 5),         # rows shorter than the 8 partial sums
+    (6, 33),        # a row: 2 blocks of 16 partial sums and one remaining element
+    (300, 40),      # many rows, split across the pool; 8 remaining elements per row
+    (3, 5000),      # a few long rows
+    (4, 5),         # rows shorter than the 16 partial sums
 ])
 def test_softmax_against_float64_formula(rows, n):
     x = np.random.RandomState(7).randn(rows, n).astype(np.float32) * 20
