@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from . import _native_graph
 from .array_family import HOST
 
 F32 = np.dtype(np.float32)
@@ -39,27 +40,6 @@ def _account(nbytes):
         _memory["peak"] = used
 
 
-_new_array = object.__new__
-
-
-def holding(shape, key, arr, nbytes):
-    """A new :class:`SyncedArray` of ``shape`` (a tuple) whose only head is ``arr`` under
-    ``key`` (``(family, dtype)``), ``nbytes`` big: ``SyncedArray(shape, dtype)`` followed by
-    ``put(key, arr, nbytes)`` in one step (the hot path of kernel outputs)."""
-    a = _new_array(SyncedArray)
-    a.shape = shape
-    a.dtype = key[1]
-    a.heads = {key: arr}
-    a.fill_value = a.narrowed = a.sharers = a.provisional = None
-    a.modification_count = 1
-    a.clear_called = a.typed = False
-    a.nbytes_held = nbytes
-    used = _memory["in_use"] + nbytes
-    _memory["in_use"] = used
-    if used > _memory["peak"]:
-        _memory["peak"] = used
-    return a
-
 
 class SyncedArray:
     """See module docstring. ``dtype`` is the type users see through ``NdArray.data``."""
@@ -84,9 +64,8 @@ class SyncedArray:
         self.sharers = None         # weak references to other nodes holding it
         self.provisional = None     # its head when only windows' fills made it (untyped)
 
-    def __del__(self):
-        if self.nbytes_held:
-            _memory["in_use"] -= self.nbytes_held
+    # the bytes its heads held leave the memory counters (in C: it runs for every array)
+    __del__ = _native_graph.release_array_bytes
 
     # -- reading / writing ----------------------------------------------------------------
     def get(self, dtype, family=HOST):
@@ -198,16 +177,9 @@ class SyncedArray:
         """Whether the array was ever materialised (nnabla decides its dtype then)."""
         return bool(self.heads) or self.typed
 
-    def clear(self):
-        """Release the memory; the contents become undefined (read as zeros)."""
-        if self.heads:
-            self.typed = True
-            self.heads = {}
-        if self.nbytes_held:        # (_drop_all, inlined: auto-forward clears on every call)
-            _memory["in_use"] -= self.nbytes_held
-            self.nbytes_held = 0
-        self.fill_value = None
-        self.clear_called = True
+    # Release the memory; the contents become undefined (read as zeros). In C: auto-forward
+    # clears an intermediate's data whenever its last handle goes away.
+    clear = _native_graph.clear_array
 
     def release(self):
         """Release memory silently (engine-internal; not a user ``clear``)."""
@@ -270,6 +242,13 @@ class SyncedArray:
         """Whether this array has live narrowed arrays (nnabla then refuses to release it
         when a Variable handle goes away)."""
         return self.narrowed is not None and any(r() is not None for r in self.narrowed)
+
+
+_native_graph.bind_array(SyncedArray, _memory)
+# holding(shape, key, arr, nbytes): a new SyncedArray of ``shape`` (a tuple) whose only head
+# is ``arr`` under ``key`` (``(family, dtype)``), ``nbytes`` big: ``SyncedArray(shape,
+# dtype)`` followed by ``put(key, arr, nbytes)`` in one step (the hot path of kernel outputs)
+holding = _native_graph.holding
 
 
 class SyncedArrayView(SyncedArray):

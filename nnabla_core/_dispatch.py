@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import weakref
 
-from . import _execute, _graph
+from . import _execute, _graph, _native_graph
 from ._array import SyncedArray
-from ._array import holding as _array_holding
 from ._nd_array import NdArray
 from ._spec import SPECS
 from ._spec.binding import bind_args, infer
@@ -142,78 +141,23 @@ def _remember(table, spec, in_shapes, kw, ctx, runner):
 def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
     """``build(in_nodes, ctx) -> Variable``: an auto-forward call of a shared one-output
     kernel (``runner``, see :func:`_execute.imperative_runner`): runs it, then adds the
-    function and its output to the graph, as :func:`_build` does for every other call.
-    None for an in-place reshape, whose output shares its input's memory."""
+    function and its output to the graph, as :func:`_build` does for every other call
+    (:class:`nnabla._native_graph.Builder`, in C: it fills the nodes' slots as
+    ``VarNode.__init__`` and ``Function.__init__`` do; tests/core/test_auto_forward_nodes.py
+    compares every slot). None for an in-place reshape, whose output shares its input's
+    memory."""
     if spec.name == "Reshape" and args.get("inplace"):
         return None
-    differentiable = spec.differentiable
-    new_variable, new_node, new_function = Variable.__new__, VarNode.__new__, Function.__new__
-    link, mark_needed, state, ref = _graph.link, _graph.mark_needed, STATE, weakref.ref
-    add_consumer = _graph.add_consumer
     in_dtypes, out_dtypes, grad_dtype = plan
-    family = binding.family
-
     unary = len(spec.inputs) == 1 and not (spec.variadic_input or spec.inputs[0].optional)
-    parts = getattr(runner, "parts", None)      # the unary runner, inlined below
-    if unary and parts is not None:
-        key_in, fwd, array_type, dtype, shape, key, nbytes, stored = parts
-    holding = _array_holding
+    # the unary runner's parts, which the builder inlines
+    parts = getattr(runner, "parts", None) if unary else None
+    return _native_graph.Builder(spec, args, binding, kernel, in_dtypes, out_dtypes, grad_dtype,
+                                 runner, parts, unary, spec.differentiable, _graph.link,
+                                 _graph.mark_needed)
 
-    def build(in_nodes, ctx):
-        if unary:
-            x = in_nodes[0]
-            need_grad = differentiable and x.need_grad
-            xd = x.data
-            head = xd.heads.get(key_in) if parts is not None else None
-            if head is not None:            # runner([xd]), inlined
-                y = fwd([head])[0]
-                if y.__class__ is array_type and y.dtype is dtype and y.shape == shape:
-                    data = holding(shape, key, y, nbytes)
-                else:
-                    data = stored(y)
-            else:
-                data = runner([xd])
-        else:
-            need_grad = False
-            if differentiable:
-                for n in in_nodes:
-                    if n is not None and n.need_grad:
-                        need_grad = True
-                        break
-            data = runner([None if n is None else n.data for n in in_nodes])
-        # the output node and the function as VarNode.__init__ and Function.__init__ make
-        # them (tests/core/test_auto_forward_nodes.py compares every slot), without the calls
-        out = new_node(VarNode)
-        out.data = data
-        out._grad = out.stop = None
-        out.need_grad = need_grad
-        out.persistent = out.needed = False
-        out.recompute = state.global_recompute
-        out.name = ""
-        out.auto = True
-        out.refs = ()
-        f = new_function(Function)
-        f.spec, f._args, f.ctx, f.binding, f.kernel, f.family = spec, args, ctx, binding, \
-            kernel, family
-        f.in_nodes = in_nodes
-        f.out_refs = [ref(out)]
-        f._tags = f._name = f._before_forward = None
-        f.in_dtypes, f.out_dtypes, f.grad_dtype = in_dtypes, out_dtypes, grad_dtype
-        if unary:
-            # _graph.link(f, in_nodes, (out,)) for one input (an in-place Reshape has no
-            # builder)
-            add_consumer(x, ref(f))
-            out.parent = f
-            state.graph_version += 1
-        else:
-            link(f, in_nodes, (out,))
-        if need_grad:
-            mark_needed(f, in_nodes, (out,))
-        v = new_variable(Variable)
-        v._node = out
-        out.owner = ref(v)
-        return v
-    return build
+
+_native_graph.bind_function(Function, STATE)
 
 
 def call_function(type_name, *inputs, n_outputs=-1, outputs=None, **kw):

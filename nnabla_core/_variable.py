@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from . import _execute
+from . import _execute, _native_graph
 from ._array import F32, SyncedArray
 from .array_family import HOST
 from . import _graph
@@ -128,6 +128,23 @@ def _shape_arg(shape, api):
     return shape
 
 
+def _release_uncommon(node):
+    """Release the data of ``node``, an auto-forward intermediate whose last handle went away
+    and which no backward reads (Variable.__del__, in C, calls this when the data is shared
+    with other nodes, narrowed, or a window on another array)."""
+    data = node.data
+    if data.sharers is not None and _shared_with_another_handle(data, node):
+        return
+    if (data.narrowed is not None or data.__class__ is not SyncedArray) \
+            and data.in_narrow_family():
+        Variable.EXCEPTIONS_AT_DEALLOC.append(RuntimeError(
+            "a Variable handle went away: releasing the memory of an array narrowed "
+            "from (or narrowed into) another one is refused (NdArray.narrow)"))
+        return
+    if data.__class__ is SyncedArray:     # a window's memory is its root's
+        data.clear()
+
+
 class _RewireShapeError(ValueError, RuntimeError):
     """rewire_on between variables of different shapes (nnabla raises a RuntimeError)."""
 
@@ -161,27 +178,10 @@ class Variable:
         if Variable.EXCEPTIONS_AT_DEALLOC:
             raise Variable.EXCEPTIONS_AT_DEALLOC.pop(0)
 
-    def __del__(self):
-        # auto-forward: the last handle of an intermediate no backward reads clears its data
-        try:
-            node = self._node
-        except AttributeError:      # the constructor raised
-            return
-        owner = node.owner
-        if owner is not None and owner() is self:
-            node.owner = None       # the graph keeps no dead weak reference
-        if node.auto and not node.needed and not node.persistent and node.parent is not None:
-            data = node.data
-            if data.sharers is not None and _shared_with_another_handle(data, node):
-                return
-            if (data.narrowed is not None or data.__class__ is not SyncedArray) \
-                    and data.in_narrow_family():
-                Variable.EXCEPTIONS_AT_DEALLOC.append(RuntimeError(
-                    "a Variable handle went away: releasing the memory of an array narrowed "
-                    "from (or narrowed into) another one is refused (NdArray.narrow)"))
-                return
-            if data.__class__ is SyncedArray:     # a window's memory is its root's
-                data.clear()
+    # auto-forward: the last handle of an intermediate no backward reads releases its data
+    # (in C, as it runs for every handle; arrays shared, narrowed or windows go through
+    # _release_uncommon)
+    __del__ = _native_graph.release_handle
 
     @staticmethod
     def from_numpy_array(data, grad=None, need_grad=None):
@@ -486,3 +486,4 @@ class _VariableInfo:
         return f"VariableInfo(shape={self.shape}, need_grad={self.need_grad})"
 
 
+_native_graph.bind_nodes(VarNode, Variable, _release_uncommon)

@@ -12,8 +12,9 @@ ENGINE = ["_state", "context", "array_family", "_array", "kernel", "_execute", "
 
 
 def _modules():
+    """Core module name -> source path (Python modules, and C modules by their .c source)."""
     mods = {}
-    for path in CORE.rglob("*.py"):
+    for path in [*CORE.rglob("*.py"), *CORE.rglob("*.c")]:
         parts = path.relative_to(CORE).with_suffix("").parts
         name = ".".join(("nnabla",) + (parts[:-1] if parts[-1] == "__init__" else parts))
         mods[name] = path
@@ -22,6 +23,8 @@ def _modules():
 
 def _imports(name, path, mods):
     """(imported core module, at module level?) pairs of module ``name``."""
+    if path.suffix == ".c":
+        return          # a C module imports no core module
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):

@@ -1,0 +1,986 @@
+/* nnabla._native_graph: the auto-forward graph builder and SyncedArray's kernel-output
+ * constructor, in C.
+ *
+ * These are the hottest paths of dynamic code: every F.* call under nn.auto_forward() on
+ * Variables makes one output SyncedArray, one VarNode, one Function and one Variable. The
+ * classes stay the Python ones (nnabla/_array.py, _variable.py, function.py); this module
+ * only fills their __slots__ directly, at the offsets their member descriptors give
+ * (bind_array, bind_nodes and bind_function read them once), instead of through Python bytecode. What each
+ * object holds afterwards is exactly what the Python constructors make
+ * (tests/core/test_auto_forward_nodes.py compares every slot).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#if PY_VERSION_HEX < 0x030A0000
+static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
+#endif
+
+/* -- slots by offset ------------------------------------------------------------------- */
+
+/* The offset of the __slots__ member ``name`` of ``type``; -1 with an error set. */
+static Py_ssize_t slot_offset(PyTypeObject *type, const char *name)
+{
+    PyObject *descr = PyObject_GetAttrString((PyObject *)type, name);
+    if (descr == NULL)
+        return -1;
+    if (Py_TYPE(descr) != &PyMemberDescr_Type) {
+        PyErr_Format(PyExc_TypeError, "_native_graph: %s.%s is not a __slots__ member",
+                     type->tp_name, name);
+        Py_DECREF(descr);
+        return -1;
+    }
+    PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
+    Py_ssize_t offset = def->type == T_OBJECT_EX ? def->offset : -1;
+    Py_DECREF(descr);
+    if (offset < 0)
+        PyErr_Format(PyExc_TypeError, "_native_graph: %s.%s is not an object slot",
+                     type->tp_name, name);
+    return offset;
+}
+
+/* Garbage collection. Objects that cannot be part of a reference cycle are left to
+ * reference counting alone (untracked, as CPython does with tuples and dicts of atoms), so
+ * the collector's generations fill more slowly on long auto-forward graphs:
+ * - a weak reference without a callback holds nothing strongly;
+ * - a Function's list of weak references to its outputs;
+ * - a SyncedArray made here: it holds its shape, dtype, a dict of family arrays, and
+ *   numbers; anything the Python methods store later is a weak reference or an array.
+ * VarNodes, Functions and input lists stay tracked: a Function can reach user objects
+ * (tags, hooks, a PythonFunction), so they can close a cycle. */
+
+/* Untrack a weak reference made here (no callback); a weak reference CPython shares
+ * between callers (the object's first plain one) may already be untracked. */
+static inline void untrack_weakref(PyObject *ref)
+{
+    if (PyObject_GC_IsTracked(ref))
+        PyObject_GC_UnTrack(ref);
+}
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+/* Store a new reference to ``value`` in a slot (the slot's old value is released). */
+static inline void set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value)
+{
+    PyObject *old = SLOT(obj, offset);
+    SLOT(obj, offset) = Py_NewRef(value);
+    Py_XDECREF(old);
+}
+
+/* Store ``value``, stealing the reference, in a slot of a fresh (all-NULL) object. */
+static inline void init_slot(PyObject *obj, Py_ssize_t offset, PyObject *value)
+{
+    SLOT(obj, offset) = value;
+}
+
+/* Read a slot; a borrowed reference, or NULL with AttributeError when it is unset. */
+static inline PyObject *get_slot(PyObject *obj, Py_ssize_t offset, const char *name)
+{
+    PyObject *v = SLOT(obj, offset);
+    if (v == NULL)
+        PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%s'",
+                     Py_TYPE(obj)->tp_name, name);
+    return v;
+}
+
+/* The graph classes' slot offsets and the module's constants (bind_nodes, bind_function, module init). */
+static struct graph_state {
+    PyTypeObject *node, *function, *variable, *state_type;
+    PyObject *state;            /* _state.STATE */
+    PyObject *empty_name;       /* "" */
+    PyObject *zero, *one, *str_dtype, *str_shape;
+    PyObject *release_uncommon;     /* _variable._release_uncommon(node) */
+    struct { Py_ssize_t data, grad, parent, need_grad, persistent, recompute, name, owner,
+             needed, auto_, refs, stop; } n;
+    struct { Py_ssize_t spec, args, ctx, binding, kernel, family, in_nodes, out_refs, tags,
+             name, in_dtypes, out_dtypes, grad_dtype, before_forward; } f;
+    Py_ssize_t var_node, graph_version, global_recompute, auto_forward, context_stack,
+        default_context;
+    /* the F.* wrappers' fast paths (bind_dispatch) */
+    PyTypeObject *ndarray;
+    Py_ssize_t nd_array;
+    PyObject *runners, *builders, *registry;
+    PyObject *str_backend, *str_device_id, *str_version;
+} G;
+
+/* -- SyncedArray ----------------------------------------------------------------------- */
+
+static struct array_state {
+    PyTypeObject *type;
+    PyObject *memory;           /* _array._memory: {"in_use": int, "peak": int} */
+    PyObject *in_use, *peak;    /* the keys */
+    Py_ssize_t shape, dtype, heads, fill_value, modification_count, clear_called,
+        nbytes_held, narrowed, typed, sharers, provisional;
+} A;
+
+static PyObject *bind_array(PyObject *self, PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *memory;
+    if (!PyArg_ParseTuple(args, "O!O!:bind_array", &PyType_Type, &type, &PyDict_Type, &memory))
+        return NULL;
+    /* all offsets or none: a failed bind leaves the module as it was */
+    struct array_state saved = A;
+#define OFF(field) if ((A.field = slot_offset(type, #field)) < 0) { A = saved; return NULL; }
+    OFF(shape); OFF(dtype); OFF(heads); OFF(fill_value); OFF(modification_count);
+    OFF(clear_called); OFF(nbytes_held); OFF(narrowed); OFF(typed); OFF(sharers);
+    OFF(provisional);
+#undef OFF
+    Py_XSETREF(A.type, (PyTypeObject *)Py_NewRef((PyObject *)type));
+    Py_XSETREF(A.memory, Py_NewRef(memory));
+    Py_RETURN_NONE;
+}
+
+/* _memory["in_use"] += nbytes, and the peak follows. 0, or -1 with an error set. */
+static int account(PyObject *nbytes)
+{
+    PyObject *used = PyDict_GetItemWithError(A.memory, A.in_use);
+    if (used == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_KeyError, "in_use");
+        return -1;
+    }
+    used = PyNumber_Add(used, nbytes);
+    if (used == NULL || PyDict_SetItem(A.memory, A.in_use, used) < 0) {
+        Py_XDECREF(used);
+        return -1;
+    }
+    PyObject *peak = PyDict_GetItemWithError(A.memory, A.peak);
+    int more = peak == NULL ? -1 : PyObject_RichCompareBool(used, peak, Py_GT);
+    if (more > 0 && PyDict_SetItem(A.memory, A.peak, used) < 0)
+        more = -1;
+    Py_DECREF(used);
+    if (more < 0 && !PyErr_Occurred())
+        PyErr_SetString(PyExc_KeyError, "peak");
+    return more < 0 ? -1 : 0;
+}
+
+/* A new SyncedArray of ``shape`` whose only head is ``arr`` under ``key`` ((family, dtype)),
+ * ``nbytes`` big: what SyncedArray(shape, dtype) followed by put(key, arr, nbytes) makes. */
+static PyObject *make_holding(PyObject *shape, PyObject *key, PyObject *arr, PyObject *nbytes)
+{
+    if (A.type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_native_graph: bind_array was not called");
+        return NULL;
+    }
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2) {
+        PyErr_SetString(PyExc_TypeError, "_native_graph.holding: key must be (family, dtype)");
+        return NULL;
+    }
+    PyObject *heads = PyDict_New();
+    if (heads == NULL || PyDict_SetItem(heads, key, arr) < 0 || account(nbytes) < 0) {
+        Py_XDECREF(heads);
+        return NULL;
+    }
+    PyObject *a = A.type->tp_alloc(A.type, 0);
+    if (a == NULL) {
+        Py_DECREF(heads);
+        return NULL;
+    }
+    init_slot(a, A.shape, Py_NewRef(shape));
+    init_slot(a, A.dtype, Py_NewRef(PyTuple_GET_ITEM(key, 1)));
+    init_slot(a, A.heads, heads);
+    init_slot(a, A.fill_value, Py_NewRef(Py_None));
+    init_slot(a, A.narrowed, Py_NewRef(Py_None));
+    init_slot(a, A.sharers, Py_NewRef(Py_None));
+    init_slot(a, A.provisional, Py_NewRef(Py_None));
+    init_slot(a, A.modification_count, Py_NewRef(G.one));
+    init_slot(a, A.clear_called, Py_NewRef(Py_False));
+    init_slot(a, A.typed, Py_NewRef(Py_False));
+    init_slot(a, A.nbytes_held, Py_NewRef(nbytes));
+    PyObject_GC_UnTrack(a);     /* see "Garbage collection" at the top */
+    return a;
+}
+
+static PyObject *holding(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "holding() takes 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    return make_holding(args[0], args[1], args[2], args[3]);
+}
+
+/* -- graph nodes ----------------------------------------------------------------------- */
+
+
+static PyObject *bind_nodes(PyObject *self, PyObject *args)
+{
+    PyTypeObject *node, *variable;
+    PyObject *release_uncommon;
+    if (!PyArg_ParseTuple(args, "O!O!O:bind_nodes", &PyType_Type, &node, &PyType_Type,
+                          &variable, &release_uncommon))
+        return NULL;
+    struct graph_state saved = G;          /* all offsets or none */
+#define OFF(dst, type, name) \
+    if ((dst = slot_offset(type, name)) < 0) { G = saved; return NULL; }
+    OFF(G.n.data, node, "data"); OFF(G.n.grad, node, "_grad"); OFF(G.n.parent, node, "parent");
+    OFF(G.n.need_grad, node, "need_grad"); OFF(G.n.persistent, node, "persistent");
+    OFF(G.n.recompute, node, "recompute"); OFF(G.n.name, node, "name");
+    OFF(G.n.owner, node, "owner"); OFF(G.n.needed, node, "needed");
+    OFF(G.n.auto_, node, "auto"); OFF(G.n.refs, node, "refs"); OFF(G.n.stop, node, "stop");
+    OFF(G.var_node, variable, "_node");
+#undef OFF
+    Py_XSETREF(G.node, (PyTypeObject *)Py_NewRef((PyObject *)node));
+    Py_XSETREF(G.variable, (PyTypeObject *)Py_NewRef((PyObject *)variable));
+    Py_XSETREF(G.release_uncommon, Py_NewRef(release_uncommon));
+    Py_RETURN_NONE;
+}
+
+static PyObject *bind_function(PyObject *self, PyObject *args)
+{
+    PyTypeObject *function;
+    PyObject *state;
+    if (!PyArg_ParseTuple(args, "O!O:bind_function", &PyType_Type, &function, &state))
+        return NULL;
+    struct graph_state saved = G;          /* all offsets or none */
+#define OFF(dst, type, name) \
+    if ((dst = slot_offset(type, name)) < 0) { G = saved; return NULL; }
+    OFF(G.f.spec, function, "spec"); OFF(G.f.args, function, "_args");
+    OFF(G.f.ctx, function, "ctx"); OFF(G.f.binding, function, "binding");
+    OFF(G.f.kernel, function, "kernel"); OFF(G.f.family, function, "family");
+    OFF(G.f.in_nodes, function, "in_nodes"); OFF(G.f.out_refs, function, "out_refs");
+    OFF(G.f.tags, function, "_tags"); OFF(G.f.name, function, "_name");
+    OFF(G.f.in_dtypes, function, "in_dtypes"); OFF(G.f.out_dtypes, function, "out_dtypes");
+    OFF(G.f.grad_dtype, function, "grad_dtype");
+    OFF(G.f.before_forward, function, "_before_forward");
+    OFF(G.graph_version, Py_TYPE(state), "graph_version");
+    OFF(G.global_recompute, Py_TYPE(state), "global_recompute");
+    OFF(G.auto_forward, Py_TYPE(state), "auto_forward");
+    OFF(G.context_stack, Py_TYPE(state), "context_stack");
+    OFF(G.default_context, Py_TYPE(state), "default_context");
+#undef OFF
+    Py_XSETREF(G.function, (PyTypeObject *)Py_NewRef((PyObject *)function));
+    Py_XSETREF(G.state, Py_NewRef(state));
+    Py_RETURN_NONE;
+}
+
+/* -- finalizers ------------------------------------------------------------------------ */
+
+/* _memory["in_use"] -= nbytes. 0, or -1 with an error set. */
+static int unaccount(PyObject *nbytes)
+{
+    PyObject *used = PyDict_GetItemWithError(A.memory, A.in_use);
+    if (used == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_KeyError, "in_use");
+        return -1;
+    }
+    used = PyNumber_Subtract(used, nbytes);
+    int status = used == NULL ? -1 : PyDict_SetItem(A.memory, A.in_use, used);
+    Py_XDECREF(used);
+    return status;
+}
+
+/* SyncedArray.__del__: the bytes its heads held leave the memory counters. */
+static PyObject *release_array_bytes(PyObject *self, PyObject *unused)
+{
+    if (A.type == NULL || !PyObject_TypeCheck(self, A.type))
+        Py_RETURN_NONE;
+    PyObject *nbytes = SLOT(self, A.nbytes_held);
+    if (nbytes == NULL)                 /* the constructor did not finish */
+        Py_RETURN_NONE;
+    int held = PyObject_IsTrue(nbytes);
+    if (held < 0 || (held && unaccount(nbytes) < 0))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* SyncedArray.clear: release the memory; the contents become undefined (read as zeros). */
+static PyObject *clear_array(PyObject *self, PyObject *unused)
+{
+    if (A.type == NULL || !PyObject_TypeCheck(self, A.type)) {
+        PyErr_SetString(PyExc_TypeError, "clear: a SyncedArray expected");
+        return NULL;
+    }
+    PyObject *heads = get_slot(self, A.heads, "heads");
+    if (heads == NULL)
+        return NULL;
+    int any = PyObject_IsTrue(heads);
+    if (any < 0)
+        return NULL;
+    if (any) {
+        PyObject *empty = PyDict_New();
+        if (empty == NULL)
+            return NULL;
+        set_slot(self, A.typed, Py_True);
+        set_slot(self, A.heads, empty);
+        Py_DECREF(empty);
+    }
+    PyObject *nbytes = get_slot(self, A.nbytes_held, "nbytes_held");
+    int held = nbytes == NULL ? -1 : PyObject_IsTrue(nbytes);
+    if (held < 0 || (held && unaccount(nbytes) < 0))
+        return NULL;
+    if (held)
+        set_slot(self, A.nbytes_held, G.zero);
+    set_slot(self, A.fill_value, Py_None);
+    set_slot(self, A.clear_called, Py_True);
+    Py_RETURN_NONE;
+}
+
+/* Whether slot ``offset`` of ``obj`` holds a true value (an unset slot raises, as Python
+ * reading it would): 1, 0, or -1 with an error set. */
+static inline int slot_true(PyObject *obj, Py_ssize_t offset, const char *name)
+{
+    PyObject *v = get_slot(obj, offset, name);
+    if (v == Py_True)
+        return 1;
+    if (v == Py_False || v == Py_None)
+        return 0;
+    return v == NULL ? -1 : PyObject_IsTrue(v);
+}
+
+/* Variable.__del__: when the last handle of a node made in auto-forward mode goes away and
+ * no backward pass reads its data, the data is released (SyncedArray.clear). Arrays shared
+ * with other nodes, narrowed, or windows on another array take the Python path
+ * (nnabla._variable._release_uncommon). The node forgets the dead handle either way. */
+static PyObject *release_handle(PyObject *self, PyObject *unused)
+{
+    if (G.variable == NULL || !PyObject_TypeCheck(self, G.variable))
+        Py_RETURN_NONE;
+    PyObject *node = SLOT(self, G.var_node);
+    if (node == NULL)                   /* the constructor raised */
+        Py_RETURN_NONE;
+    PyObject *owner = get_slot(node, G.n.owner, "owner");
+    if (owner == NULL)
+        return NULL;
+    if (owner != Py_None && PyWeakref_Check(owner) && PyWeakref_GetObject(owner) == self)
+        set_slot(node, G.n.owner, Py_None);     /* the graph keeps no dead weak reference */
+    /* node.auto and not node.needed and not node.persistent and node.parent is not None */
+    int flag = slot_true(node, G.n.auto_, "auto");
+    if (flag == 1)
+        flag = !slot_true(node, G.n.needed, "needed") ? 1 : PyErr_Occurred() ? -1 : 0;
+    if (flag == 1)
+        flag = !slot_true(node, G.n.persistent, "persistent") ? 1 : PyErr_Occurred() ? -1 : 0;
+    if (flag == 1) {
+        PyObject *parent = get_slot(node, G.n.parent, "parent");
+        flag = parent == NULL ? -1 : parent != Py_None;
+    }
+    if (flag < 0)
+        return NULL;
+    if (flag == 0)
+        Py_RETURN_NONE;
+    PyObject *data = get_slot(node, G.n.data, "data");
+    if (data == NULL)
+        return NULL;
+    if (Py_TYPE(data) == A.type && SLOT(data, A.sharers) == Py_None
+            && SLOT(data, A.narrowed) == Py_None)
+        return clear_array(data, NULL);
+    return PyObject_CallOneArg(G.release_uncommon, node);
+}
+
+/* Record the weak reference ``ref`` of a new consumer in ``node.refs``: the forms are those
+ * of nnabla._graph.add_consumer (an empty tuple, one weak reference, or a list that drops
+ * its dead references whenever it reaches a power of two from 16). */
+static int add_consumer(PyObject *node, PyObject *ref)
+{
+    PyObject *refs = get_slot(node, G.n.refs, "refs");
+    if (refs == NULL)
+        return -1;
+    if (!PyList_CheckExact(refs)) {
+        if (PyTuple_CheckExact(refs) || PyWeakref_GetObject(refs) == Py_None) {
+            set_slot(node, G.n.refs, ref);
+            return 0;
+        }
+        PyObject *pair = PyList_New(2);
+        if (pair == NULL)
+            return -1;
+        PyList_SET_ITEM(pair, 0, Py_NewRef(refs));
+        PyList_SET_ITEM(pair, 1, Py_NewRef(ref));
+        set_slot(node, G.n.refs, pair);
+        Py_DECREF(pair);
+        return 0;
+    }
+    if (PyList_Append(refs, ref) < 0)
+        return -1;
+    Py_ssize_t size = PyList_GET_SIZE(refs);
+    if (size >= 16 && !(size & (size - 1))) {
+        Py_ssize_t kept = 0;
+        for (Py_ssize_t i = 0; i < size; i++) {
+            PyObject *r = PyList_GET_ITEM(refs, i);
+            if (PyWeakref_GetObject(r) != Py_None) {
+                Py_INCREF(r);
+                PyList_SetItem(refs, kept++, r);     /* releases the item it replaces */
+            }
+        }
+        if (PyList_SetSlice(refs, kept, size, NULL) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* STATE.graph_version += 1 */
+static int bump_graph_version(void)
+{
+    PyObject *v = get_slot(G.state, G.graph_version, "graph_version");
+    if (v == NULL)
+        return -1;
+    PyObject *next = PyNumber_Add(v, G.one);
+    if (next == NULL)
+        return -1;
+    PyObject *old = SLOT(G.state, G.graph_version);
+    SLOT(G.state, G.graph_version) = next;
+    Py_DECREF(old);
+    return 0;
+}
+
+/* The auto-forward builder of one (function, shapes, arguments, context) call: see
+ * nnabla._dispatch._graph_builder, which makes it. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *spec, *args, *binding, *kernel, *family, *in_dtypes, *out_dtypes, *grad_dtype;
+    PyObject *runner;           /* runner(list of SyncedArray or None) -> SyncedArray */
+    PyObject *link, *mark_needed;
+    /* the unary runner inlined (its ``parts``), or key_in NULL */
+    PyObject *key_in, *fwd, *array_type, *dtype, *shape, *key, *nbytes, *stored;
+    int unary, differentiable;
+} Builder;
+
+static void builder_dealloc(Builder *b)
+{
+    PyObject_GC_UnTrack(b);
+    Py_CLEAR(b->spec); Py_CLEAR(b->args); Py_CLEAR(b->binding); Py_CLEAR(b->kernel);
+    Py_CLEAR(b->family); Py_CLEAR(b->in_dtypes); Py_CLEAR(b->out_dtypes);
+    Py_CLEAR(b->grad_dtype); Py_CLEAR(b->runner); Py_CLEAR(b->link);
+    Py_CLEAR(b->mark_needed); Py_CLEAR(b->key_in); Py_CLEAR(b->fwd); Py_CLEAR(b->array_type);
+    Py_CLEAR(b->dtype); Py_CLEAR(b->shape); Py_CLEAR(b->key); Py_CLEAR(b->nbytes);
+    Py_CLEAR(b->stored);
+    PyObject_GC_Del(b);
+}
+
+static int builder_traverse(Builder *b, visitproc visit, void *arg)
+{
+    Py_VISIT(b->spec); Py_VISIT(b->args); Py_VISIT(b->binding); Py_VISIT(b->kernel);
+    Py_VISIT(b->family); Py_VISIT(b->in_dtypes); Py_VISIT(b->out_dtypes);
+    Py_VISIT(b->grad_dtype); Py_VISIT(b->runner); Py_VISIT(b->link);
+    Py_VISIT(b->mark_needed); Py_VISIT(b->key_in); Py_VISIT(b->fwd); Py_VISIT(b->array_type);
+    Py_VISIT(b->dtype); Py_VISIT(b->shape); Py_VISIT(b->key); Py_VISIT(b->nbytes);
+    Py_VISIT(b->stored);
+    return 0;
+}
+
+/* The unary output data: the runner inlined (the input's head, the kernel's forward, and
+ * the output held as it came when it has the planned type, dtype and shape). */
+static PyObject *unary_data(Builder *b, PyObject *xd)
+{
+    PyObject *heads = SLOT(xd, A.heads);
+    PyObject *head = NULL;
+    if (b->key_in != NULL && Py_TYPE(xd) == A.type && heads != NULL && PyDict_CheckExact(heads)) {
+        head = PyDict_GetItemWithError(heads, b->key_in);
+        if (head == NULL && PyErr_Occurred())
+            return NULL;
+    }
+    if (head == NULL) {
+        PyObject *list = PyList_New(1);
+        if (list == NULL)
+            return NULL;
+        PyList_SET_ITEM(list, 0, Py_NewRef(xd));
+        PyObject *data = PyObject_CallOneArg(b->runner, list);
+        Py_DECREF(list);
+        return data;
+    }
+    PyObject *list = PyList_New(1);
+    if (list == NULL)
+        return NULL;
+    PyList_SET_ITEM(list, 0, Py_NewRef(head));
+    PyObject *ys = PyObject_CallOneArg(b->fwd, list);
+    Py_DECREF(list);
+    if (ys == NULL)
+        return NULL;
+    PyObject *y = PySequence_GetItem(ys, 0);
+    Py_DECREF(ys);
+    if (y == NULL)
+        return NULL;
+    PyObject *data = NULL;
+    if ((PyObject *)Py_TYPE(y) == b->array_type) {
+        PyObject *dtype = PyObject_GetAttr(y, G.str_dtype);
+        PyObject *shape = dtype == NULL ? NULL : PyObject_GetAttr(y, G.str_shape);
+        int same = -1;
+        if (shape != NULL)
+            same = dtype == b->dtype ? PyObject_RichCompareBool(shape, b->shape, Py_EQ) : 0;
+        Py_XDECREF(dtype);
+        Py_XDECREF(shape);
+        if (same < 0) {
+            Py_DECREF(y);
+            return NULL;
+        }
+        if (same)
+            data = make_holding(b->shape, b->key, y, b->nbytes);
+    }
+    if (data == NULL && !PyErr_Occurred())
+        data = PyObject_CallOneArg(b->stored, y);
+    Py_DECREF(y);
+    return data;
+}
+
+/* builder(in_nodes, ctx) -> Variable */
+static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
+                              PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "builder(in_nodes, ctx) takes two arguments");
+        return NULL;
+    }
+    PyObject *in_nodes = argv[0], *ctx = argv[1];
+    if (!PyList_CheckExact(in_nodes)) {
+        PyErr_SetString(PyExc_TypeError, "builder: in_nodes must be a list");
+        return NULL;
+    }
+    Py_ssize_t n_in = PyList_GET_SIZE(in_nodes);
+    int need_grad = 0;
+    PyObject *data = NULL, *x = NULL;
+    if (b->unary) {
+        if (n_in != 1) {
+            PyErr_SetString(PyExc_TypeError, "builder: one input node expected");
+            return NULL;
+        }
+        x = PyList_GET_ITEM(in_nodes, 0);
+        if (!PyObject_TypeCheck(x, G.node)) {
+            PyErr_SetString(PyExc_TypeError, "builder: the input must be a VarNode");
+            return NULL;
+        }
+        if (b->differentiable) {
+            PyObject *ng = get_slot(x, G.n.need_grad, "need_grad");
+            if (ng == NULL || (need_grad = PyObject_IsTrue(ng)) < 0)
+                return NULL;
+        }
+        PyObject *xd = get_slot(x, G.n.data, "data");
+        if (xd == NULL)
+            return NULL;
+        data = unary_data(b, xd);
+    } else {
+        PyObject *arrays = PyList_New(n_in);
+        if (arrays == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n_in; i++) {
+            PyObject *n = PyList_GET_ITEM(in_nodes, i);
+            PyObject *d = Py_None;
+            if (n != Py_None) {
+                if (!PyObject_TypeCheck(n, G.node)) {
+                    Py_DECREF(arrays);
+                    PyErr_SetString(PyExc_TypeError, "builder: inputs must be VarNodes");
+                    return NULL;
+                }
+                d = get_slot(n, G.n.data, "data");
+                if (d == NULL) {
+                    Py_DECREF(arrays);
+                    return NULL;
+                }
+                if (b->differentiable && !need_grad) {
+                    PyObject *ng = get_slot(n, G.n.need_grad, "need_grad");
+                    if (ng == NULL || (need_grad = PyObject_IsTrue(ng)) < 0) {
+                        Py_DECREF(arrays);
+                        return NULL;
+                    }
+                }
+            }
+            PyList_SET_ITEM(arrays, i, Py_NewRef(d));
+        }
+        data = PyObject_CallOneArg(b->runner, arrays);
+        Py_DECREF(arrays);
+    }
+    if (data == NULL)
+        return NULL;
+
+    /* the output node and the function, as VarNode.__init__ and Function.__init__ make them */
+    PyObject *recompute = get_slot(G.state, G.global_recompute, "global_recompute");
+    if (recompute == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    PyObject *out = G.node->tp_alloc(G.node, 0);
+    if (out == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    init_slot(out, G.n.data, data);
+    init_slot(out, G.n.grad, Py_NewRef(Py_None));
+    init_slot(out, G.n.stop, Py_NewRef(Py_None));
+    init_slot(out, G.n.need_grad, Py_NewRef(need_grad ? Py_True : Py_False));
+    init_slot(out, G.n.persistent, Py_NewRef(Py_False));
+    init_slot(out, G.n.needed, Py_NewRef(Py_False));
+    init_slot(out, G.n.recompute, Py_NewRef(recompute));
+    init_slot(out, G.n.name, Py_NewRef(G.empty_name));
+    init_slot(out, G.n.auto_, Py_NewRef(Py_True));
+    init_slot(out, G.n.refs, PyTuple_New(0));
+
+    PyObject *f = NULL, *out_ref = NULL, *out_refs = NULL, *v = NULL, *result = NULL;
+    f = G.function->tp_alloc(G.function, 0);
+    if (f == NULL)
+        goto done;
+    init_slot(f, G.f.spec, Py_NewRef(b->spec));
+    init_slot(f, G.f.args, Py_NewRef(b->args));
+    init_slot(f, G.f.ctx, Py_NewRef(ctx));
+    init_slot(f, G.f.binding, Py_NewRef(b->binding));
+    init_slot(f, G.f.kernel, Py_NewRef(b->kernel));
+    init_slot(f, G.f.family, Py_NewRef(b->family));
+    init_slot(f, G.f.in_nodes, Py_NewRef(in_nodes));
+    init_slot(f, G.f.tags, Py_NewRef(Py_None));
+    init_slot(f, G.f.name, Py_NewRef(Py_None));
+    init_slot(f, G.f.before_forward, Py_NewRef(Py_None));
+    init_slot(f, G.f.in_dtypes, Py_NewRef(b->in_dtypes));
+    init_slot(f, G.f.out_dtypes, Py_NewRef(b->out_dtypes));
+    init_slot(f, G.f.grad_dtype, Py_NewRef(b->grad_dtype));
+    out_ref = PyWeakref_NewRef(out, NULL);
+    if (out_ref == NULL || (out_refs = PyList_New(1)) == NULL)
+        goto done;
+    untrack_weakref(out_ref);
+    PyList_SET_ITEM(out_refs, 0, Py_NewRef(out_ref));
+    PyObject_GC_UnTrack(out_refs);      /* weak references only */
+    init_slot(f, G.f.out_refs, out_refs);
+    out_refs = NULL;
+
+    PyObject *out_nodes = NULL;
+    if (b->unary) {
+        /* _graph.link(f, in_nodes, (out,)) for one input (an in-place Reshape has no
+         * builder) */
+        PyObject *f_ref = PyWeakref_NewRef(f, NULL);
+        if (f_ref != NULL)
+            untrack_weakref(f_ref);
+        int failed = f_ref == NULL || add_consumer(x, f_ref) < 0;
+        Py_XDECREF(f_ref);
+        if (failed)
+            goto done;
+        init_slot(out, G.n.parent, Py_NewRef(f));
+        if (bump_graph_version() < 0)
+            goto done;
+    } else {
+        out_nodes = PyTuple_Pack(1, out);
+        if (out_nodes == NULL)
+            goto done;
+        PyObject *r = PyObject_CallFunctionObjArgs(b->link, f, in_nodes, out_nodes, NULL);
+        if (r == NULL) {
+            Py_DECREF(out_nodes);
+            goto done;
+        }
+        Py_DECREF(r);
+    }
+    if (need_grad) {
+        if (out_nodes == NULL && (out_nodes = PyTuple_Pack(1, out)) == NULL)
+            goto done;
+        PyObject *r = PyObject_CallFunctionObjArgs(b->mark_needed, f, in_nodes, out_nodes,
+                                                   NULL);
+        Py_DECREF(out_nodes);
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+    } else {
+        Py_XDECREF(out_nodes);
+    }
+
+    v = G.variable->tp_alloc(G.variable, 0);
+    if (v == NULL)
+        goto done;
+    init_slot(v, G.var_node, Py_NewRef(out));
+    PyObject *owner = PyWeakref_NewRef(v, NULL);
+    if (owner == NULL)
+        goto done;
+    untrack_weakref(owner);
+    init_slot(out, G.n.owner, owner);
+    result = Py_NewRef(v);
+done:
+    Py_XDECREF(v);
+    Py_XDECREF(out_refs);
+    Py_XDECREF(out_ref);
+    Py_XDECREF(f);
+    Py_DECREF(out);
+    return result;
+}
+
+static PyObject *builder_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"spec", "args", "binding", "kernel", "in_dtypes", "out_dtypes",
+                            "grad_dtype", "runner", "parts", "unary", "differentiable",
+                            "link", "mark_needed", NULL};
+    PyObject *spec, *fargs, *binding, *kernel, *in_dtypes, *out_dtypes, *grad_dtype, *runner;
+    PyObject *parts, *link, *mark_needed;
+    int unary, differentiable;
+    if (G.node == NULL || G.function == NULL || A.type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "_native_graph: bind_array, bind_nodes and bind_function were not called");
+        return NULL;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOOOppOO:Builder", names, &spec, &fargs,
+                                     &binding, &kernel, &in_dtypes, &out_dtypes, &grad_dtype,
+                                     &runner, &parts, &unary, &differentiable, &link,
+                                     &mark_needed))
+        return NULL;
+    PyObject *family = PyObject_GetAttrString(binding, "family");
+    if (family == NULL)
+        return NULL;
+    Builder *b = PyObject_GC_New(Builder, type);
+    if (b == NULL) {
+        Py_DECREF(family);
+        return NULL;
+    }
+    b->vectorcall = (vectorcallfunc)builder_call;
+    b->spec = Py_NewRef(spec); b->args = Py_NewRef(fargs); b->binding = Py_NewRef(binding);
+    b->kernel = Py_NewRef(kernel); b->family = family; b->in_dtypes = Py_NewRef(in_dtypes);
+    b->out_dtypes = Py_NewRef(out_dtypes); b->grad_dtype = Py_NewRef(grad_dtype);
+    b->runner = Py_NewRef(runner); b->link = Py_NewRef(link);
+    b->mark_needed = Py_NewRef(mark_needed);
+    b->unary = unary; b->differentiable = differentiable;
+    b->key_in = b->fwd = b->array_type = b->dtype = b->shape = b->key = b->nbytes = NULL;
+    b->stored = NULL;
+    if (parts != Py_None) {
+        if (!PyArg_ParseTuple(parts, "OOOOO!OOO:parts", &b->key_in, &b->fwd, &b->array_type,
+                              &b->dtype, &PyTuple_Type, &b->shape, &b->key, &b->nbytes,
+                              &b->stored)) {
+            b->key_in = b->fwd = b->array_type = b->dtype = b->shape = b->key = NULL;
+            b->nbytes = b->stored = NULL;
+            Py_DECREF(b);
+            return NULL;
+        }
+        Py_INCREF(b->key_in); Py_INCREF(b->fwd); Py_INCREF(b->array_type);
+        Py_INCREF(b->dtype); Py_INCREF(b->shape); Py_INCREF(b->key); Py_INCREF(b->nbytes);
+        Py_INCREF(b->stored);
+    }
+    PyObject_GC_Track(b);
+    return (PyObject *)b;
+}
+
+static PyTypeObject BuilderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "nnabla._native_graph.Builder",
+    .tp_basicsize = sizeof(Builder),
+    .tp_dealloc = (destructor)builder_dealloc,
+    .tp_vectorcall_offset = offsetof(Builder, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Builder(spec, args, binding, kernel, in_dtypes, out_dtypes, grad_dtype, "
+              "runner, parts, unary, differentiable, link, mark_needed): "
+              "builder(in_nodes, ctx) -> Variable, an auto-forward call of a shared "
+              "one-output kernel (see nnabla._dispatch._graph_builder).",
+    .tp_traverse = (traverseproc)builder_traverse,
+    .tp_new = builder_new,
+};
+
+/* -- the F.* wrappers' fast paths ----------------------------------------------------- */
+
+static PyObject *bind_dispatch(PyObject *self, PyObject *args)
+{
+    PyTypeObject *ndarray;
+    PyObject *runners, *builders, *registry;
+    if (!PyArg_ParseTuple(args, "O!O!O!O:bind_dispatch", &PyType_Type, &ndarray, &PyDict_Type,
+                          &runners, &PyDict_Type, &builders, &registry))
+        return NULL;
+    Py_ssize_t offset = slot_offset(ndarray, "_array");
+    if (offset < 0)
+        return NULL;
+    G.nd_array = offset;
+    Py_XSETREF(G.ndarray, (PyTypeObject *)Py_NewRef((PyObject *)ndarray));
+    Py_XSETREF(G.runners, Py_NewRef(runners));
+    Py_XSETREF(G.builders, Py_NewRef(builders));
+    Py_XSETREF(G.registry, Py_NewRef(registry));
+    Py_RETURN_NONE;
+}
+
+/* The key nnabla._dispatch._remember recorded a runner or builder under:
+ * (name, input shapes, argument values, tuple(ctx.backend), ctx.device_id, registry version).
+ * A new reference, or NULL with an error set. */
+static PyObject *call_key(PyObject *name, PyObject *shapes, PyObject *values, PyObject *ctx)
+{
+    PyObject *backend = NULL, *backends = NULL, *device = NULL, *version = NULL, *key = NULL;
+    if ((backend = PyObject_GetAttr(ctx, G.str_backend)) != NULL
+            && (backends = PySequence_Tuple(backend)) != NULL
+            && (device = PyObject_GetAttr(ctx, G.str_device_id)) != NULL
+            && (version = PyObject_GetAttr(G.registry, G.str_version)) != NULL)
+        key = PyTuple_Pack(6, name, shapes, values, backends, device, version);
+    Py_XDECREF(backend);
+    Py_XDECREF(backends);
+    Py_XDECREF(device);
+    Py_XDECREF(version);
+    return key;
+}
+
+/* fast_call(name, inputs, values) -> result, or None: the fast paths of a generated F.*
+ * wrapper (nnabla._function_wrappers). Inputs all NdArrays: the imperative runner recorded
+ * for the call, its output wrapped in a new NdArray. Inputs all Variables in auto-forward
+ * mode: the graph builder recorded for it. None when nothing was recorded (an unhashable
+ * argument included), and the wrapper takes the general path. */
+static PyObject *fast_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyTuple_CheckExact(argv[1]) || !PyTuple_CheckExact(argv[2])) {
+        PyErr_SetString(PyExc_TypeError, "fast_call(name, inputs, values): two tuples expected");
+        return NULL;
+    }
+    if (G.ndarray == NULL || G.function == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_native_graph: bind_dispatch was not called");
+        return NULL;
+    }
+    PyObject *name = argv[0], *inputs = argv[1], *values = argv[2];
+    Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+    if (n == 0)
+        Py_RETURN_NONE;
+    PyTypeObject *kind = Py_TYPE(PyTuple_GET_ITEM(inputs, 0));
+    int imperative = kind == G.ndarray;
+    if (!imperative) {
+        PyObject *on = SLOT(G.state, G.auto_forward);
+        int auto_forward = on == Py_True ? 1 : on == NULL || on == Py_False ? 0
+                                                                        : PyObject_IsTrue(on);
+        if (auto_forward < 0)
+            return NULL;
+        if (kind != G.variable || !auto_forward)
+            Py_RETURN_NONE;
+    }
+    PyObject *stack = SLOT(G.state, G.context_stack);
+    if (stack == NULL || !PyList_CheckExact(stack))
+        Py_RETURN_NONE;
+    PyObject *ctx = PyList_GET_SIZE(stack) ? PyList_GET_ITEM(stack, PyList_GET_SIZE(stack) - 1)
+                                           : SLOT(G.state, G.default_context);
+    if (ctx == NULL)
+        Py_RETURN_NONE;
+    /* the inputs' arrays (imperative) or nodes (auto-forward), and their shapes */
+    PyObject *held = imperative ? PyTuple_New(n) : PyList_New(n);
+    PyObject *shapes = PyTuple_New(n);
+    if (held == NULL || shapes == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(inputs, i);
+        if (Py_TYPE(x) != kind)
+            goto miss;
+        PyObject *item = SLOT(x, imperative ? G.nd_array : G.var_node);
+        PyObject *array = item == NULL ? NULL : imperative ? item : SLOT(item, G.n.data);
+        PyObject *shape = array == NULL || !PyObject_TypeCheck(array, A.type)
+                              ? NULL : SLOT(array, A.shape);
+        if (shape == NULL)
+            goto miss;
+        if (imperative)
+            PyTuple_SET_ITEM(held, i, Py_NewRef(item));
+        else
+            PyList_SET_ITEM(held, i, Py_NewRef(item));
+        PyTuple_SET_ITEM(shapes, i, Py_NewRef(shape));
+    }
+    PyObject *key = call_key(name, shapes, values, ctx);
+    if (key == NULL)
+        goto fail;
+    PyObject *run = PyDict_GetItemWithError(imperative ? G.runners : G.builders, key);
+    Py_DECREF(key);
+    if (run == NULL) {
+        if (PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                goto fail;
+            PyErr_Clear();              /* an unhashable argument value: no fast path */
+        }
+        goto miss;
+    }
+    Py_INCREF(run);
+    PyObject *result;
+    if (imperative) {
+        PyObject *data = PyObject_CallOneArg(run, held);
+        result = data == NULL ? NULL : G.ndarray->tp_alloc(G.ndarray, 0);
+        if (result != NULL)
+            init_slot(result, G.nd_array, Py_NewRef(data));
+        Py_XDECREF(data);
+    } else {
+        PyObject *call_args[2] = {held, ctx};
+        result = PyObject_Vectorcall(run, call_args, 2, NULL);
+    }
+    Py_DECREF(run);
+    Py_DECREF(held);
+    Py_DECREF(shapes);
+    return result;
+miss:
+    Py_XDECREF(held);
+    Py_XDECREF(shapes);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(held);
+    Py_XDECREF(shapes);
+    return NULL;
+}
+
+/* -- module ---------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"bind_array", bind_array, METH_VARARGS,
+     "bind_array(SyncedArray, memory): read the slot offsets of the array class and the "
+     "memory counters (a dict with 'in_use' and 'peak') holding() updates."},
+    {"bind_nodes", bind_nodes, METH_VARARGS,
+     "bind_nodes(VarNode, Variable, release_uncommon): read the slot offsets of the node "
+     "classes; release_uncommon(node) releases what release_handle does not."},
+    {"bind_function", bind_function, METH_VARARGS,
+     "bind_function(Function, STATE): read the slot offsets of Function and of the core's "
+     "state."},
+    {"bind_dispatch", bind_dispatch, METH_VARARGS,
+     "bind_dispatch(NdArray, imperative_runners, graph_builders, REGISTRY): the tables the "
+     "F.* wrappers' fast paths read (nnabla._dispatch)."},
+    {"fast_call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
+     "fast_call(name, inputs, values) -> result or None: the recorded imperative runner or "
+     "auto-forward builder of a call (nnabla._function_wrappers), or None."},
+    {"holding", (PyCFunction)(void (*)(void))holding, METH_FASTCALL,
+     "holding(shape, key, arr, nbytes) -> SyncedArray: a new array whose only head is arr "
+     "under key ((family, dtype)), nbytes big."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMethodDef release_array_bytes_def = {
+    "__del__", release_array_bytes, METH_NOARGS,
+    "SyncedArray.__del__: the bytes its heads held leave the memory counters."};
+static PyMethodDef clear_array_def = {
+    "clear", clear_array, METH_NOARGS,
+    "Release the memory; the contents become undefined (read as zeros)."};
+static PyMethodDef release_handle_def = {
+    "__del__", release_handle, METH_NOARGS,
+    "Variable.__del__: the last handle of an auto-forward intermediate no backward reads "
+    "releases its data."};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "nnabla._native_graph",
+    "The auto-forward graph builder and SyncedArray's kernel-output constructor, in C.", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__native_graph(void)
+{
+    if (PyType_Ready(&BuilderType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    A.in_use = PyUnicode_InternFromString("in_use");
+    A.peak = PyUnicode_InternFromString("peak");
+    G.empty_name = PyUnicode_FromString("");
+    G.one = PyLong_FromLong(1);
+    G.str_dtype = PyUnicode_InternFromString("dtype");
+    G.str_shape = PyUnicode_InternFromString("shape");
+    G.zero = PyLong_FromLong(0);
+    G.str_backend = PyUnicode_InternFromString("backend");
+    G.str_device_id = PyUnicode_InternFromString("device_id");
+    G.str_version = PyUnicode_InternFromString("version");
+    if (A.in_use == NULL || A.peak == NULL || G.empty_name == NULL || G.one == NULL
+            || G.str_dtype == NULL || G.str_shape == NULL || G.zero == NULL
+            || G.str_backend == NULL || G.str_device_id == NULL || G.str_version == NULL) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    /* method descriptors (bound like a Python def) for the classes' __del__ */
+    PyObject *d1 = PyDescr_NewMethod(&PyBaseObject_Type, &release_array_bytes_def);
+    if (d1 == NULL || PyModule_AddObject(m, "release_array_bytes", d1) < 0) {
+        Py_XDECREF(d1);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *d3 = PyDescr_NewMethod(&PyBaseObject_Type, &clear_array_def);
+    if (d3 == NULL || PyModule_AddObject(m, "clear_array", d3) < 0) {
+        Py_XDECREF(d3);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *d2 = PyDescr_NewMethod(&PyBaseObject_Type, &release_handle_def);
+    if (d2 == NULL || PyModule_AddObject(m, "release_handle", d2) < 0) {
+        Py_XDECREF(d2);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&BuilderType);
+    if (PyModule_AddObject(m, "Builder", (PyObject *)&BuilderType) < 0) {
+        Py_DECREF(&BuilderType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

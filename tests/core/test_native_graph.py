@@ -1,0 +1,110 @@
+"""The core's C module (``nnabla._native_graph``): what its objects hold, what the garbage
+collector sees of them, how it refuses misuse, and the finalizers it gives SyncedArray and
+Variable. The nodes' slots are compared with the constructors' in
+tests/core/test_auto_forward_nodes.py."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import nnabla as nn
+import nnabla.functions as F
+from nnabla import _native_graph
+from nnabla._array import SyncedArray, memory_stats
+from nnabla._dispatch import graph_builders
+
+SHAPE = (16,)
+
+
+def _chain(x, length):
+    with nn.auto_forward():
+        h = x
+        for _ in range(length):
+            h = F.add_scalar(h, 1.0)
+    return h
+
+
+def test_an_auto_forward_op_leaves_three_objects_to_the_collector():
+    # VarNode, Function and the inputs' list may close a cycle through user objects (tags,
+    # hooks); the weak references, the outputs' list and the data array cannot, and are
+    # left to reference counting alone
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)                # the builder is recorded
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(gc.get_objects())
+        h = _chain(x, 100)
+        tracked = len(gc.get_objects()) - before
+    finally:
+        gc.enable()
+    assert h.d.tolist() == [100.0] * 16
+    assert 300 <= tracked <= 305
+    node = h._node
+    f = node.parent
+    assert gc.is_tracked(node) and gc.is_tracked(f) and gc.is_tracked(f.in_nodes)
+    assert not gc.is_tracked(node.data)
+    assert not gc.is_tracked(f.out_refs) and not gc.is_tracked(f.out_refs[0])
+    assert not gc.is_tracked(f.in_nodes[0].refs)      # the consumer's weak reference
+
+
+def test_a_cycle_through_a_functions_tags_is_still_collected():
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)
+    h = _chain(x, 3)
+    h.parent._tags = {"self": h}        # function -> tags -> its own output's handle
+    dead = weakref.ref(h.parent)
+    del h
+    gc.collect()
+    assert dead() is None
+
+
+def test_dropped_arrays_leave_the_memory_counters():
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)
+    before = memory_stats()["in_use"]
+    h = _chain(x, 50)
+    # every intermediate released its 64 bytes when its handle went away; the last one holds
+    assert memory_stats()["in_use"] - before == 64
+    del h
+    assert memory_stats()["in_use"] == before
+
+
+def test_clear_releases_the_bytes_and_reads_as_zeros():
+    a = nn.NdArray.from_numpy_array(np.ones(SHAPE, np.float32))
+    before = memory_stats()["in_use"]
+    a._array.clear()
+    assert memory_stats()["in_use"] == before - 64
+    assert a._array.clear_called and a._array.nbytes_held == 0
+    assert a.data.tolist() == [0.0] * 16
+
+
+def test_a_kept_intermediate_is_not_released():
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    with nn.auto_forward():
+        y = F.add_scalar(x, 1.0)
+        y.persistent = True
+        z = F.add_scalar(y, 1.0)
+    data = y._node.data
+    del y
+    assert data.heads and z.d.tolist() == [2.0] * 16
+
+
+def test_misuse_is_refused_with_a_message():
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)
+    builder = next(b for k, b in graph_builders.items() if k[0] == "AddScalar")
+    ctx = nn.get_current_context()
+    with pytest.raises(TypeError, match="in_nodes must be a list"):
+        builder((x._node,), ctx)
+    with pytest.raises(TypeError, match="one input node"):
+        builder([x._node, x._node], ctx)
+    with pytest.raises(TypeError, match="must be a VarNode"):
+        builder([x], ctx)
+    with pytest.raises(TypeError, match="two arguments"):
+        builder([x._node])
+    with pytest.raises(TypeError, match="not a __slots__ member"):
+        _native_graph.bind_function(type("NoSlots", (), {"spec": 1}), object())
+    with pytest.raises(TypeError, match="SyncedArray expected"):
+        SyncedArray.clear(object())
