@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import keyword
 
+from . import _native_graph
 from ._dispatch import call, graph_builders, imperative_runners
 from ._nd_array import NdArray
 from ._spec.base import REQUIRED
-from ._state import STATE
-from ._variable import Variable
 from .plugins import REGISTRY
 
 def _docstring(spec):
@@ -75,44 +74,20 @@ def _fast_path(spec, namespace):
     """Source lines running an imperative call (every input an NdArray) or an auto-forward
     call (every input a Variable) whose runner or graph builder :func:`nnabla._dispatch.call`
     recorded for the same shapes, arguments, context and plugin registry: no binding,
-    checking or resolution is repeated. Functions with optional inputs always take the
-    general path."""
+    checking or resolution is repeated (:func:`nnabla._native_graph.fast_call`, in C).
+    Functions with optional inputs always take the general path."""
     if not spec.inputs or any(i.optional for i in spec.inputs):
         return ""
-    namespace.update(_imp=imperative_runners, _graph=graph_builders, _State=STATE,
-                     _Reg=REGISTRY, _Nd=NdArray, _Var=Variable, _wrap=NdArray._wrap,
-                     _name=spec.name)
-    names = [i.name for i in spec.inputs]
-    is_nd = " and ".join(f"{n}.__class__ is _Nd" for n in names)
-    is_var = " and ".join(f"{n}.__class__ is _Var" for n in names)
-    arrays = "(" + "".join(f"{n}._array, " for n in names) + ")"
-    nodes = "[" + "".join(f"{n}._node, " for n in names) + "]"
-    shapes = "(" + "".join(f"_a[{k}].shape, " for k in range(len(names))) + ")"
-    node_shapes = "(" + "".join(f"_a[{k}].data.shape, " for k in range(len(names))) + ")"
-    args = "(" + "".join(f"{a.name}, " for a in spec.args) + ")"
+    namespace.update(_fast=_native_graph.fast_call, _name=spec.name)
+    inputs = "(" + "".join(f"{i.name}, " for i in spec.inputs) + ")"
+    values = "(" + "".join(f"{a.name}, " for a in spec.args) + ")"
     return (f"    if outputs is None and n_outputs == -1:\n"
-            f"        if {is_nd}:\n"
-            f"            _a = {arrays}\n"
-            f"            _s = _State.context_stack\n"
-            f"            _c = _s[-1] if _s else _State.default_context\n"
-            f"            try:\n"
-            f"                _r = _imp.get((_name, {shapes}, {args}, tuple(_c.backend),\n"
-            f"                               _c.device_id, _Reg.version))\n"
-            f"            except TypeError:\n"
-            f"                _r = None\n"
-            f"            if _r is not None:\n"
-            f"                return _wrap(_r(_a))\n"
-            f"        elif _State.auto_forward and {is_var}:\n"
-            f"            _a = {nodes}\n"
-            f"            _s = _State.context_stack\n"
-            f"            _c = _s[-1] if _s else _State.default_context\n"
-            f"            try:\n"
-            f"                _r = _graph.get((_name, {node_shapes}, {args}, tuple(_c.backend),\n"
-            f"                                 _c.device_id, _Reg.version))\n"
-            f"            except TypeError:\n"
-            f"                _r = None\n"
-            f"            if _r is not None:\n"
-            f"                return _r(_a, _c)\n")
+            f"        _r = _fast(_name, {inputs}, {values})\n"
+            f"        if _r is not None:\n"
+            f"            return _r\n")
+
+
+_native_graph.bind_dispatch(NdArray, imperative_runners, graph_builders, REGISTRY)
 
 
 def _call_variadic(spec, inputs, kw):
