@@ -1,12 +1,15 @@
-/* nnabla._native_graph: the auto-forward graph builder and SyncedArray's kernel-output
- * constructor, in C.
+/* nnabla._native_graph: the hot paths of dynamic and imperative code, in C.
  *
- * These are the hottest paths of dynamic code: every F.* call under nn.auto_forward() on
- * Variables makes one output SyncedArray, one VarNode, one Function and one Variable. The
- * classes stay the Python ones (nnabla/_array.py, _variable.py, function.py); this module
- * only fills their __slots__ directly, at the offsets their member descriptors give
- * (bind_array, bind_nodes and bind_function read them once), instead of through Python bytecode. What each
- * object holds afterwards is exactly what the Python constructors make
+ * - Builder: an F.* call under nn.auto_forward() on Variables runs its kernel and makes one
+ *   output SyncedArray, one VarNode, one Function and one Variable.
+ * - fast_call: the F.* wrappers' lookup of the runner or builder recorded for a call.
+ * - holding, clear_array, release_array_bytes, release_handle: SyncedArray's kernel-output
+ *   constructor, its clear and finalizer, and Variable's finalizer (they run per call).
+ *
+ * The classes stay the Python ones (nnabla/_array.py, _variable.py, function.py); this
+ * module fills their __slots__ directly, at the offsets their member descriptors give
+ * (bind_array, bind_nodes and bind_function read them once), instead of through Python
+ * bytecode. What each object holds afterwards is exactly what the Python constructors make
  * (tests/core/test_auto_forward_nodes.py compares every slot).
  */
 #define PY_SSIZE_T_CLEAN
@@ -84,9 +87,10 @@ static inline PyObject *get_slot(PyObject *obj, Py_ssize_t offset, const char *n
     return v;
 }
 
-/* The graph classes' slot offsets and the module's constants (bind_nodes, bind_function, module init). */
+/* The graph classes' slot offsets and the module's constants (bind_nodes, bind_function,
+ * bind_dispatch, module init). */
 static struct graph_state {
-    PyTypeObject *node, *function, *variable, *state_type;
+    PyTypeObject *node, *function, *variable;
     PyObject *state;            /* _state.STATE */
     PyObject *empty_name;       /* "" */
     PyObject *zero, *one, *str_dtype, *str_shape;
@@ -342,17 +346,19 @@ static PyObject *release_handle(PyObject *self, PyObject *unused)
     PyObject *node = SLOT(self, G.var_node);
     if (node == NULL)                   /* the constructor raised */
         Py_RETURN_NONE;
-    PyObject *owner = get_slot(node, G.n.owner, "owner");
-    if (owner == NULL)
-        return NULL;
-    if (owner != Py_None && PyWeakref_Check(owner) && PyWeakref_GetObject(owner) == self)
+    PyObject *owner = SLOT(node, G.n.owner);
+    if (owner != NULL && PyWeakref_Check(owner) && PyWeakref_GetObject(owner) == self)
         set_slot(node, G.n.owner, Py_None);     /* the graph keeps no dead weak reference */
     /* node.auto and not node.needed and not node.persistent and node.parent is not None */
     int flag = slot_true(node, G.n.auto_, "auto");
-    if (flag == 1)
-        flag = !slot_true(node, G.n.needed, "needed") ? 1 : PyErr_Occurred() ? -1 : 0;
-    if (flag == 1)
-        flag = !slot_true(node, G.n.persistent, "persistent") ? 1 : PyErr_Occurred() ? -1 : 0;
+    if (flag == 1) {
+        int needed = slot_true(node, G.n.needed, "needed");
+        flag = needed < 0 ? -1 : !needed;
+    }
+    if (flag == 1) {
+        int persistent = slot_true(node, G.n.persistent, "persistent");
+        flag = persistent < 0 ? -1 : !persistent;
+    }
     if (flag == 1) {
         PyObject *parent = get_slot(node, G.n.parent, "parent");
         flag = parent == NULL ? -1 : parent != Py_None;
