@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from . import _execute, callback
+from . import _execute, _native_graph, callback
 from ._array import F32, SyncedArray, SyncedArrayView
 from ._spec.binding import infer
 from ._state import STATE
@@ -46,18 +46,11 @@ def link(f, in_nodes, out_nodes):
         _share_reshaped(in_nodes[0], out_nodes[0])      # (half stores outputs as float16)
 
 
-def add_consumer(node, ref):
-    """Record the weak reference ``ref`` of a new consumer in ``node.refs`` (the forms are
-    described in :func:`link`): the first live one is held alone, a second makes a list,
-    and a list drops its dead references whenever it reaches a power of two."""
-    refs = node.refs
-    if refs.__class__ is not list:
-        node.refs = ref if refs.__class__ is tuple or refs() is None else [refs, ref]
-        return
-    refs.append(ref)
-    size = len(refs)
-    if size >= 16 and not size & (size - 1):
-        refs[:] = [r for r in refs if r() is not None]
+# add_consumer(node, ref): record the weak reference ``ref`` of a new consumer in
+# ``node.refs`` (the forms are described in :func:`link`): the first live one is held alone, a
+# second makes a list, and a list drops its dead references whenever it reaches a power of
+# two. In C, as the auto-forward builder records every consumer with it.
+add_consumer = _native_graph.add_consumer
 
 
 def consumer_refs(node):

@@ -416,6 +416,22 @@ static int add_consumer(PyObject *node, PyObject *ref)
     return 0;
 }
 
+static PyObject *add_consumer_py(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "add_consumer() takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (G.node == NULL || !PyObject_TypeCheck(args[0], G.node) || !PyWeakref_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "add_consumer(node, ref): a VarNode and a weak "
+                        "reference expected");
+        return NULL;
+    }
+    if (add_consumer(args[0], args[1]) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 /* STATE.graph_version += 1 */
 static int bump_graph_version(void)
 {
@@ -917,6 +933,10 @@ static PyMethodDef methods[] = {
     {"fast_call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
      "fast_call(name, inputs, values) -> result or None: the recorded imperative runner or "
      "auto-forward builder of a call (nnabla._function_wrappers), or None."},
+    {"add_consumer", (PyCFunction)(void (*)(void))add_consumer_py, METH_FASTCALL,
+     "add_consumer(node, ref): record the weak reference ref of a new consumer in node.refs: "
+     "the first live one is held alone, a second makes a list, and a list drops its dead "
+     "references whenever it reaches a power of two from 16."},
     {"holding", (PyCFunction)(void (*)(void))holding, METH_FASTCALL,
      "holding(shape, key, arr, nbytes) -> SyncedArray: a new array whose only head is arr "
      "under key ((family, dtype)), nbytes big."},

@@ -108,6 +108,8 @@ def test_misuse_is_refused_with_a_message():
         _native_graph.bind_function(type("NoSlots", (), {"spec": 1}), object())
     with pytest.raises(TypeError, match="SyncedArray expected"):
         SyncedArray.clear(object())
+    with pytest.raises(TypeError, match="a VarNode and a weak reference expected"):
+        _native_graph.add_consumer(x._node, x._node)
 
 
 def test_the_wrappers_fast_call_runs_only_what_was_recorded():
