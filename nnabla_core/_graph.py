@@ -719,7 +719,7 @@ def set_parent(node, func):
     if func is None:
         node.parent = None
     else:
-        func.out_refs.append(weakref.ref(node))
+        func.out_refs = [*func.out_refs, weakref.ref(node)]     # a list or a tuple
         node.parent = func
     bump()
 

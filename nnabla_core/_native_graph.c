@@ -47,11 +47,13 @@ static Py_ssize_t slot_offset(PyTypeObject *type, const char *name)
  * reference counting alone (untracked, as CPython does with tuples and dicts of atoms), so
  * the collector's generations fill more slowly on long auto-forward graphs:
  * - a weak reference without a callback holds nothing strongly;
- * - a Function's list of weak references to its outputs;
+ * - a Function's tuple of weak references to its outputs;
  * - a SyncedArray made here: it holds its shape, dtype, a dict of family arrays, and
  *   numbers; anything the Python methods store later is a weak reference or an array.
- * VarNodes, Functions and input lists stay tracked: a Function can reach user objects
- * (tags, hooks, a PythonFunction), so they can close a cycle. */
+ * VarNodes, Functions and their inputs' tuples stay tracked: a Function can reach user
+ * objects (tags, hooks, a PythonFunction), so they can close a cycle.
+ * The inputs' and outputs' containers are tuples: CPython reuses them from its free list
+ * without counting them as new objects for the collector's thresholds. */
 
 /* Untrack a weak reference made here (no callback); a weak reference CPython shares
  * between callers (the object's first plain one) may already be untracked. */
@@ -547,11 +549,12 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
         return NULL;
     }
     PyObject *in_nodes = argv[0], *ctx = argv[1];
-    if (!PyList_CheckExact(in_nodes)) {
-        PyErr_SetString(PyExc_TypeError, "builder: in_nodes must be a list");
+    if (!PyList_CheckExact(in_nodes) && !PyTuple_CheckExact(in_nodes)) {
+        PyErr_SetString(PyExc_TypeError, "builder: in_nodes must be a list or a tuple");
         return NULL;
     }
-    Py_ssize_t n_in = PyList_GET_SIZE(in_nodes);
+    Py_ssize_t n_in = PySequence_Fast_GET_SIZE(in_nodes);
+    PyObject **nodes = PySequence_Fast_ITEMS(in_nodes);
     int need_grad = 0;
     PyObject *data = NULL, *x = NULL;
     if (b->unary) {
@@ -559,7 +562,7 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
             PyErr_SetString(PyExc_TypeError, "builder: one input node expected");
             return NULL;
         }
-        x = PyList_GET_ITEM(in_nodes, 0);
+        x = nodes[0];
         if (!PyObject_TypeCheck(x, G.node)) {
             PyErr_SetString(PyExc_TypeError, "builder: the input must be a VarNode");
             return NULL;
@@ -578,7 +581,7 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
         if (arrays == NULL)
             return NULL;
         for (Py_ssize_t i = 0; i < n_in; i++) {
-            PyObject *n = PyList_GET_ITEM(in_nodes, i);
+            PyObject *n = nodes[i];
             PyObject *d = Py_None;
             if (n != Py_None) {
                 if (!PyObject_TypeCheck(n, G.node)) {
@@ -647,10 +650,10 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
     init_slot(f, G.f.out_dtypes, Py_NewRef(b->out_dtypes));
     init_slot(f, G.f.grad_dtype, Py_NewRef(b->grad_dtype));
     out_ref = PyWeakref_NewRef(out, NULL);
-    if (out_ref == NULL || (out_refs = PyList_New(1)) == NULL)
+    if (out_ref == NULL || (out_refs = PyTuple_New(1)) == NULL)
         goto done;
     untrack_weakref(out_ref);
-    PyList_SET_ITEM(out_refs, 0, Py_NewRef(out_ref));
+    PyTuple_SET_ITEM(out_refs, 0, Py_NewRef(out_ref));
     PyObject_GC_UnTrack(out_refs);      /* weak references only */
     init_slot(f, G.f.out_refs, out_refs);
     out_refs = NULL;
@@ -856,7 +859,7 @@ static PyObject *fast_call(PyObject *self, PyObject *const *argv, Py_ssize_t nar
     if (ctx == NULL)
         Py_RETURN_NONE;
     /* the inputs' arrays (imperative) or nodes (auto-forward), and their shapes */
-    PyObject *held = imperative ? PyTuple_New(n) : PyList_New(n);
+    PyObject *held = PyTuple_New(n);    /* the imperative runner's or the builder's inputs */
     PyObject *shapes = PyTuple_New(n);
     if (held == NULL || shapes == NULL)
         goto fail;
@@ -870,10 +873,7 @@ static PyObject *fast_call(PyObject *self, PyObject *const *argv, Py_ssize_t nar
                               ? NULL : SLOT(array, A.shape);
         if (shape == NULL)
             goto miss;
-        if (imperative)
-            PyTuple_SET_ITEM(held, i, Py_NewRef(item));
-        else
-            PyList_SET_ITEM(held, i, Py_NewRef(item));
+        PyTuple_SET_ITEM(held, i, Py_NewRef(item));
         PyTuple_SET_ITEM(shapes, i, Py_NewRef(shape));
     }
     PyObject *key = call_key(name, shapes, values, ctx);

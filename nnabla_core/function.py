@@ -36,6 +36,9 @@ class Function:
     """
 
     python = False
+    # in_nodes: the input VarNodes (None for an absent optional input) and out_refs: weak
+    # references to the output VarNodes, each a list or a tuple (the auto-forward builder,
+    # nnabla._native_graph, makes tuples); neither is changed in place
     __slots__ = ("spec", "_args", "ctx", "binding", "kernel", "family", "in_nodes", "out_refs",
                  "_tags", "_name", "in_dtypes", "out_dtypes", "grad_dtype", "_before_forward",
                  "__weakref__")

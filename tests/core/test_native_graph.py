@@ -26,7 +26,7 @@ def _chain(x, length):
 
 
 def test_an_auto_forward_op_leaves_three_objects_to_the_collector():
-    # VarNode, Function and the inputs' list may close a cycle through user objects (tags,
+    # VarNode, Function and the inputs' tuple may close a cycle through user objects (tags,
     # hooks); the weak references, the outputs' list and the data array cannot, and are
     # left to reference counting alone
     x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
@@ -96,8 +96,8 @@ def test_misuse_is_refused_with_a_message():
     _chain(x, 2)
     builder = next(b for k, b in graph_builders.items() if k[0] == "AddScalar")
     ctx = nn.get_current_context()
-    with pytest.raises(TypeError, match="in_nodes must be a list"):
-        builder((x._node,), ctx)
+    with pytest.raises(TypeError, match="in_nodes must be a list or a tuple"):
+        builder(x._node, ctx)
     with pytest.raises(TypeError, match="one input node"):
         builder([x._node, x._node], ctx)
     with pytest.raises(TypeError, match="must be a VarNode"):
