@@ -63,6 +63,24 @@ static inline void untrack_weakref(PyObject *ref)
         PyObject_GC_UnTrack(ref);
 }
 
+/* The object weak reference ``ref`` refers to, for identity tests only (Py_None when it is
+ * dead; no reference is held). */
+static inline PyObject *weak_target(PyObject *ref)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *obj;
+    int alive = PyWeakref_GetRef(ref, &obj);
+    if (alive <= 0) {
+        PyErr_Clear();
+        return Py_None;
+    }
+    Py_DECREF(obj);             /* still alive: held elsewhere, and the GIL is held */
+    return obj;
+#else
+    return PyWeakref_GetObject(ref);
+#endif
+}
+
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
 /* Store a new reference to ``value`` in a slot (the slot's old value is released). */
@@ -349,7 +367,7 @@ static PyObject *release_handle(PyObject *self, PyObject *unused)
     if (node == NULL)                   /* the constructor raised */
         Py_RETURN_NONE;
     PyObject *owner = SLOT(node, G.n.owner);
-    if (owner != NULL && PyWeakref_Check(owner) && PyWeakref_GetObject(owner) == self)
+    if (owner != NULL && PyWeakref_Check(owner) && weak_target(owner) == self)
         set_slot(node, G.n.owner, Py_None);     /* the graph keeps no dead weak reference */
     /* node.auto and not node.needed and not node.persistent and node.parent is not None */
     int flag = slot_true(node, G.n.auto_, "auto");
@@ -387,7 +405,7 @@ static int add_consumer(PyObject *node, PyObject *ref)
     if (refs == NULL)
         return -1;
     if (!PyList_CheckExact(refs)) {
-        if (PyTuple_CheckExact(refs) || PyWeakref_GetObject(refs) == Py_None) {
+        if (PyTuple_CheckExact(refs) || weak_target(refs) == Py_None) {
             set_slot(node, G.n.refs, ref);
             return 0;
         }
@@ -407,7 +425,7 @@ static int add_consumer(PyObject *node, PyObject *ref)
         Py_ssize_t kept = 0;
         for (Py_ssize_t i = 0; i < size; i++) {
             PyObject *r = PyList_GET_ITEM(refs, i);
-            if (PyWeakref_GetObject(r) != Py_None) {
+            if (weak_target(r) != Py_None) {
                 Py_INCREF(r);
                 PyList_SetItem(refs, kept++, r);     /* releases the item it replaces */
             }
