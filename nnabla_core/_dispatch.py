@@ -58,8 +58,7 @@ def _setup(spec, in_shapes, kw, ctx, n_outputs):
             runner = _execute.imperative_runner(_execute.Call(spec, shared, binding.family, plan),
                                                 out_shapes)
             if runner is not None:
-                builder = _graph_builder(spec, args, binding, shared, plan, runner,
-                                         out_shapes[0])
+                builder = _graph_builder(spec, args, binding, shared, plan, runner)
         hit = (args, out_shapes, binding, plan, shared, runner, builder)
         if key is not None:
             if len(_memo) > _MEMO_LIMIT:
@@ -138,7 +137,7 @@ def _remember(table, spec, in_shapes, kw, ctx, runner):
         pass
 
 
-def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
+def _graph_builder(spec, args, binding, kernel, plan, runner):
     """``build(in_nodes, ctx) -> Variable``: an auto-forward call of a shared one-output
     kernel (``runner``, see :func:`_execute.imperative_runner`): runs it, then adds the
     function and its output to the graph, as :func:`_build` does for every other call
@@ -150,10 +149,8 @@ def _graph_builder(spec, args, binding, kernel, plan, runner, out_shape):
         return None
     in_dtypes, out_dtypes, grad_dtype = plan
     unary = len(spec.inputs) == 1 and not (spec.variadic_input or spec.inputs[0].optional)
-    # the unary runner's parts, which the builder inlines
-    parts = getattr(runner, "parts", None) if unary else None
     return _native_graph.Builder(spec, args, binding, kernel, in_dtypes, out_dtypes, grad_dtype,
-                                 runner, parts, unary, spec.differentiable, _graph.link,
+                                 runner, unary, spec.differentiable, _graph.link,
                                  _graph.mark_needed)
 
 

@@ -16,6 +16,7 @@ import weakref
 
 import numpy as np
 
+from . import _native_graph
 from ._array import F16, F32, I64, SyncedArray, holding
 from .array_family import HOST
 
@@ -404,26 +405,14 @@ def imperative_runner(call, out_shapes):
     shape, dtype = tuple(out_shapes[0]), call.out_dtypes[0]
     key, nbytes = (fam, dtype), int(np.prod(shape)) * dtype.itemsize
     array_type = fam.array_type
-    if len(keys) == 1 and keys[0] is not None:
-        key_in, dtype_in = keys[0], keys[0][1]
 
-        def stored(y):
-            arr = SyncedArray(shape, dtype)
-            store(call, arr, y, dtype)
-            return arr
-
-        def run_unary(arrays):
-            a = arrays[0]
-            head = a.heads.get(key_in)
-            y = fwd([head if head is not None else a.get(dtype_in, fam)])[0]
-            if y.__class__ is array_type and y.dtype is dtype and y.shape == shape:
-                return holding(shape, key, y, nbytes)
-            return stored(y)
-        # what run_unary does, for a caller that inlines it (the auto-forward graph builder,
-        # _dispatch._graph_builder): the input's head key, the kernel's forward, the output's
-        # array type, dtype, shape, head key and size, and the general store of a result
-        run_unary.parts = (key_in, fwd, array_type, dtype, shape, key, nbytes, stored)
-        return run_unary
+    def stored(y):
+        """The output of a kernel that did not return the planned array: the general store."""
+        arr = SyncedArray(shape, dtype)
+        store(call, arr, y, dtype)
+        return arr
+    if len(keys) == 1 and keys[0] is not None:      # in C; the auto-forward builder runs it
+        return _native_graph.UnaryRunner(keys[0], fwd, array_type, shape, key, nbytes, stored)
 
     def run(arrays):
         xs = []
@@ -436,7 +425,5 @@ def imperative_runner(call, out_shapes):
         y = fwd(xs)[0]
         if y.__class__ is array_type and y.dtype is dtype and y.shape == shape:
             return holding(shape, key, y, nbytes)
-        arr = SyncedArray(shape, dtype)
-        store(call, arr, y, dtype)
-        return arr
+        return stored(y)
     return run

@@ -3,6 +3,8 @@
  * - Builder: an F.* call under nn.auto_forward() on Variables runs its kernel and makes one
  *   output SyncedArray, one VarNode, one Function and one Variable.
  * - fast_call: the F.* wrappers' lookup of the runner or builder recorded for a call.
+ * - UnaryRunner: an imperative call of a shared one-output kernel on one input (the builder
+ *   runs it directly).
  * - holding, clear_array, release_array_bytes, release_handle: SyncedArray's kernel-output
  *   constructor, its clear and finalizer, and Variable's finalizer (they run per call).
  *
@@ -113,7 +115,7 @@ static struct graph_state {
     PyTypeObject *node, *function, *variable;
     PyObject *state;            /* _state.STATE */
     PyObject *empty_name;       /* "" */
-    PyObject *zero, *one, *str_dtype, *str_shape;
+    PyObject *zero, *one, *str_dtype, *str_shape, *str_get;
     PyObject *release_uncommon;     /* _variable._release_uncommon(node) */
     struct { Py_ssize_t data, grad, parent, need_grad, persistent, recompute, name, owner,
              needed, auto_, refs, stop; } n;
@@ -156,8 +158,9 @@ static PyObject *bind_array(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* _memory["in_use"] += nbytes, and the peak follows. 0, or -1 with an error set. */
-static int account(PyObject *nbytes)
+/* _memory["in_use"] += nbytes, and the peak follows; with ``release``, in_use -= nbytes.
+ * 0, or -1 with an error set. */
+static int account(PyObject *nbytes, int release)
 {
     PyObject *used = PyDict_GetItemWithError(A.memory, A.in_use);
     if (used == NULL) {
@@ -165,18 +168,21 @@ static int account(PyObject *nbytes)
             PyErr_SetString(PyExc_KeyError, "in_use");
         return -1;
     }
-    used = PyNumber_Add(used, nbytes);
+    used = release ? PyNumber_Subtract(used, nbytes) : PyNumber_Add(used, nbytes);
     if (used == NULL || PyDict_SetItem(A.memory, A.in_use, used) < 0) {
         Py_XDECREF(used);
         return -1;
     }
-    PyObject *peak = PyDict_GetItemWithError(A.memory, A.peak);
-    int more = peak == NULL ? -1 : PyObject_RichCompareBool(used, peak, Py_GT);
-    if (more > 0 && PyDict_SetItem(A.memory, A.peak, used) < 0)
-        more = -1;
+    int more = 0;
+    if (!release) {
+        PyObject *peak = PyDict_GetItemWithError(A.memory, A.peak);
+        more = peak == NULL ? -1 : PyObject_RichCompareBool(used, peak, Py_GT);
+        if (more > 0 && PyDict_SetItem(A.memory, A.peak, used) < 0)
+            more = -1;
+        if (more < 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_KeyError, "peak");
+    }
     Py_DECREF(used);
-    if (more < 0 && !PyErr_Occurred())
-        PyErr_SetString(PyExc_KeyError, "peak");
     return more < 0 ? -1 : 0;
 }
 
@@ -193,7 +199,7 @@ static PyObject *make_holding(PyObject *shape, PyObject *key, PyObject *arr, PyO
         return NULL;
     }
     PyObject *heads = PyDict_New();
-    if (heads == NULL || PyDict_SetItem(heads, key, arr) < 0 || account(nbytes) < 0) {
+    if (heads == NULL || PyDict_SetItem(heads, key, arr) < 0 || account(nbytes, 0) < 0) {
         Py_XDECREF(heads);
         return NULL;
     }
@@ -282,21 +288,6 @@ static PyObject *bind_function(PyObject *self, PyObject *args)
 
 /* -- finalizers ------------------------------------------------------------------------ */
 
-/* _memory["in_use"] -= nbytes. 0, or -1 with an error set. */
-static int unaccount(PyObject *nbytes)
-{
-    PyObject *used = PyDict_GetItemWithError(A.memory, A.in_use);
-    if (used == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_KeyError, "in_use");
-        return -1;
-    }
-    used = PyNumber_Subtract(used, nbytes);
-    int status = used == NULL ? -1 : PyDict_SetItem(A.memory, A.in_use, used);
-    Py_XDECREF(used);
-    return status;
-}
-
 /* SyncedArray.__del__: the bytes its heads held leave the memory counters. */
 static PyObject *release_array_bytes(PyObject *self, PyObject *unused)
 {
@@ -306,7 +297,7 @@ static PyObject *release_array_bytes(PyObject *self, PyObject *unused)
     if (nbytes == NULL)                 /* the constructor did not finish */
         Py_RETURN_NONE;
     int held = PyObject_IsTrue(nbytes);
-    if (held < 0 || (held && unaccount(nbytes) < 0))
+    if (held < 0 || (held && account(nbytes, 1) < 0))
         return NULL;
     Py_RETURN_NONE;
 }
@@ -334,7 +325,7 @@ static PyObject *clear_array(PyObject *self, PyObject *unused)
     }
     PyObject *nbytes = get_slot(self, A.nbytes_held, "nbytes_held");
     int held = nbytes == NULL ? -1 : PyObject_IsTrue(nbytes);
-    if (held < 0 || (held && unaccount(nbytes) < 0))
+    if (held < 0 || (held && account(nbytes, 1) < 0))
         return NULL;
     if (held)
         set_slot(self, A.nbytes_held, G.zero);
@@ -467,6 +458,173 @@ static int bump_graph_version(void)
     return 0;
 }
 
+/* -- the unary runner ------------------------------------------------------------------ */
+
+/* run(arrays) -> SyncedArray: an imperative call of a shared one-output kernel on one input
+ * (see nnabla._execute.imperative_runner, which makes it). The kernel reads the input's head
+ * under key_in (synchronised from another head when missing); its output is held as it
+ * came when it has the planned array type, dtype and shape, and handed to ``stored`` (the
+ * general store) otherwise. The auto-forward builder calls it directly. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *key_in;           /* (family, input dtype) */
+    PyObject *fwd;              /* the kernel's forward(list of arrays) -> outputs */
+    PyObject *array_type, *shape, *key, *nbytes;   /* the output: key is (family, dtype) */
+    PyObject *stored;           /* stored(y) -> SyncedArray */
+} UnaryRunner;
+
+static PyTypeObject UnaryRunnerType;
+
+static void unary_runner_dealloc(UnaryRunner *r)
+{
+    PyObject_GC_UnTrack(r);
+    Py_CLEAR(r->key_in); Py_CLEAR(r->fwd); Py_CLEAR(r->array_type); Py_CLEAR(r->shape);
+    Py_CLEAR(r->key); Py_CLEAR(r->nbytes); Py_CLEAR(r->stored);
+    PyObject_GC_Del(r);
+}
+
+static int unary_runner_traverse(UnaryRunner *r, visitproc visit, void *arg)
+{
+    Py_VISIT(r->key_in); Py_VISIT(r->fwd); Py_VISIT(r->array_type); Py_VISIT(r->shape);
+    Py_VISIT(r->key); Py_VISIT(r->nbytes); Py_VISIT(r->stored);
+    return 0;
+}
+
+/* The kernel's input: ``a``'s head under key_in, or a.get(dtype, family) when it has none.
+ * A new reference, or NULL with an error set. */
+static PyObject *input_head(UnaryRunner *r, PyObject *a)
+{
+    PyObject *head = NULL;
+    if (Py_TYPE(a) == A.type) {         /* a window's heads are a property: see below */
+        PyObject *heads = get_slot(a, A.heads, "heads");
+        if (heads == NULL)
+            return NULL;
+        head = PyDict_CheckExact(heads) ? PyDict_GetItemWithError(heads, r->key_in) : NULL;
+        if (head != NULL)
+            return Py_NewRef(head);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_CallMethodObjArgs(a, G.str_get, PyTuple_GET_ITEM(r->key_in, 1),
+                                      PyTuple_GET_ITEM(r->key_in, 0), NULL);
+}
+
+static PyObject *run_unary(UnaryRunner *r, PyObject *a)
+{
+    PyObject *head = input_head(r, a);
+    if (head == NULL)
+        return NULL;
+    PyObject *list = PyList_New(1);
+    if (list == NULL) {
+        Py_DECREF(head);
+        return NULL;
+    }
+    PyList_SET_ITEM(list, 0, head);
+    PyObject *ys = PyObject_CallOneArg(r->fwd, list);
+    Py_DECREF(list);
+    if (ys == NULL)
+        return NULL;
+    PyObject *y = PySequence_GetItem(ys, 0);
+    Py_DECREF(ys);
+    if (y == NULL)
+        return NULL;
+    PyObject *data = NULL;
+    if ((PyObject *)Py_TYPE(y) == r->array_type) {
+        PyObject *dtype = PyObject_GetAttr(y, G.str_dtype);
+        PyObject *shape = dtype == NULL ? NULL : PyObject_GetAttr(y, G.str_shape);
+        int same = -1;
+        if (shape != NULL)
+            same = dtype == PyTuple_GET_ITEM(r->key, 1)
+                       ? PyObject_RichCompareBool(shape, r->shape, Py_EQ) : 0;
+        Py_XDECREF(dtype);
+        Py_XDECREF(shape);
+        if (same < 0) {
+            Py_DECREF(y);
+            return NULL;
+        }
+        if (same)
+            data = make_holding(r->shape, r->key, y, r->nbytes);
+    }
+    if (data == NULL && !PyErr_Occurred())
+        data = PyObject_CallOneArg(r->stored, y);
+    Py_DECREF(y);
+    return data;
+}
+
+/* runner(arrays): arrays a list or tuple of one SyncedArray */
+static PyObject *unary_runner_call(UnaryRunner *r, PyObject *const *argv, size_t nargsf,
+                                   PyObject *kwnames)
+{
+    PyObject *arrays = PyVectorcall_NARGS(nargsf) == 1 ? argv[0] : NULL;
+    if (arrays == NULL || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))
+            || !(PyList_CheckExact(arrays) || PyTuple_CheckExact(arrays))
+            || PySequence_Fast_GET_SIZE(arrays) != 1) {
+        PyErr_SetString(PyExc_TypeError, "runner(arrays): a list or tuple of one array");
+        return NULL;
+    }
+    return run_unary(r, PySequence_Fast_ITEMS(arrays)[0]);
+}
+
+static PyObject *unary_runner_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"key_in", "fwd", "array_type", "shape", "key", "nbytes", "stored",
+                            NULL};
+    PyObject *key_in, *fwd, *array_type, *shape, *key, *nbytes, *stored;
+    if (A.type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_native_graph: bind_array was not called");
+        return NULL;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOO!O!OO:UnaryRunner", names, &PyTuple_Type,
+                                     &key_in, &fwd, &array_type, &PyTuple_Type, &shape,
+                                     &PyTuple_Type, &key, &nbytes, &stored))
+        return NULL;
+    if (PyTuple_GET_SIZE(key_in) != 2 || PyTuple_GET_SIZE(key) != 2) {
+        PyErr_SetString(PyExc_TypeError, "UnaryRunner: key_in and key must be (family, dtype)");
+        return NULL;
+    }
+    UnaryRunner *r = PyObject_GC_New(UnaryRunner, type);
+    if (r == NULL)
+        return NULL;
+    r->vectorcall = (vectorcallfunc)unary_runner_call;
+    r->key_in = Py_NewRef(key_in); r->fwd = Py_NewRef(fwd);
+    r->array_type = Py_NewRef(array_type); r->shape = Py_NewRef(shape);
+    r->key = Py_NewRef(key); r->nbytes = Py_NewRef(nbytes); r->stored = Py_NewRef(stored);
+    PyObject_GC_Track(r);
+    return (PyObject *)r;
+}
+
+static PyTypeObject UnaryRunnerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "nnabla._native_graph.UnaryRunner",
+    .tp_basicsize = sizeof(UnaryRunner),
+    .tp_dealloc = (destructor)unary_runner_dealloc,
+    .tp_vectorcall_offset = offsetof(UnaryRunner, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "UnaryRunner(key_in, fwd, array_type, shape, key, nbytes, stored): "
+              "runner([array]) -> SyncedArray, an imperative call of a shared one-output "
+              "kernel on one input (see nnabla._execute.imperative_runner).",
+    .tp_traverse = (traverseproc)unary_runner_traverse,
+    .tp_new = unary_runner_new,
+};
+
+/* runner([a]) for any runner: a unary one directly, another through a call. */
+static PyObject *run_one(PyObject *runner, PyObject *a)
+{
+    if (Py_TYPE(runner) == &UnaryRunnerType)
+        return run_unary((UnaryRunner *)runner, a);
+    PyObject *list = PyList_New(1);
+    if (list == NULL)
+        return NULL;
+    PyList_SET_ITEM(list, 0, Py_NewRef(a));
+    PyObject *data = PyObject_CallOneArg(runner, list);
+    Py_DECREF(list);
+    return data;
+}
+
+/* -- the auto-forward builder ---------------------------------------------------------- */
+
 /* The auto-forward builder of one (function, shapes, arguments, context) call: see
  * nnabla._dispatch._graph_builder, which makes it. */
 typedef struct {
@@ -475,8 +633,6 @@ typedef struct {
     PyObject *spec, *args, *binding, *kernel, *family, *in_dtypes, *out_dtypes, *grad_dtype;
     PyObject *runner;           /* runner(list of SyncedArray or None) -> SyncedArray */
     PyObject *link, *mark_needed;
-    /* the unary runner inlined (its ``parts``), or key_in NULL */
-    PyObject *key_in, *fwd, *array_type, *dtype, *shape, *key, *nbytes, *stored;
     int unary, differentiable;
 } Builder;
 
@@ -486,9 +642,7 @@ static void builder_dealloc(Builder *b)
     Py_CLEAR(b->spec); Py_CLEAR(b->args); Py_CLEAR(b->binding); Py_CLEAR(b->kernel);
     Py_CLEAR(b->family); Py_CLEAR(b->in_dtypes); Py_CLEAR(b->out_dtypes);
     Py_CLEAR(b->grad_dtype); Py_CLEAR(b->runner); Py_CLEAR(b->link);
-    Py_CLEAR(b->mark_needed); Py_CLEAR(b->key_in); Py_CLEAR(b->fwd); Py_CLEAR(b->array_type);
-    Py_CLEAR(b->dtype); Py_CLEAR(b->shape); Py_CLEAR(b->key); Py_CLEAR(b->nbytes);
-    Py_CLEAR(b->stored);
+    Py_CLEAR(b->mark_needed);
     PyObject_GC_Del(b);
 }
 
@@ -497,64 +651,8 @@ static int builder_traverse(Builder *b, visitproc visit, void *arg)
     Py_VISIT(b->spec); Py_VISIT(b->args); Py_VISIT(b->binding); Py_VISIT(b->kernel);
     Py_VISIT(b->family); Py_VISIT(b->in_dtypes); Py_VISIT(b->out_dtypes);
     Py_VISIT(b->grad_dtype); Py_VISIT(b->runner); Py_VISIT(b->link);
-    Py_VISIT(b->mark_needed); Py_VISIT(b->key_in); Py_VISIT(b->fwd); Py_VISIT(b->array_type);
-    Py_VISIT(b->dtype); Py_VISIT(b->shape); Py_VISIT(b->key); Py_VISIT(b->nbytes);
-    Py_VISIT(b->stored);
+    Py_VISIT(b->mark_needed);
     return 0;
-}
-
-/* The unary output data: the runner inlined (the input's head, the kernel's forward, and
- * the output held as it came when it has the planned type, dtype and shape). */
-static PyObject *unary_data(Builder *b, PyObject *xd)
-{
-    PyObject *heads = SLOT(xd, A.heads);
-    PyObject *head = NULL;
-    if (b->key_in != NULL && Py_TYPE(xd) == A.type && heads != NULL && PyDict_CheckExact(heads)) {
-        head = PyDict_GetItemWithError(heads, b->key_in);
-        if (head == NULL && PyErr_Occurred())
-            return NULL;
-    }
-    if (head == NULL) {
-        PyObject *list = PyList_New(1);
-        if (list == NULL)
-            return NULL;
-        PyList_SET_ITEM(list, 0, Py_NewRef(xd));
-        PyObject *data = PyObject_CallOneArg(b->runner, list);
-        Py_DECREF(list);
-        return data;
-    }
-    PyObject *list = PyList_New(1);
-    if (list == NULL)
-        return NULL;
-    PyList_SET_ITEM(list, 0, Py_NewRef(head));
-    PyObject *ys = PyObject_CallOneArg(b->fwd, list);
-    Py_DECREF(list);
-    if (ys == NULL)
-        return NULL;
-    PyObject *y = PySequence_GetItem(ys, 0);
-    Py_DECREF(ys);
-    if (y == NULL)
-        return NULL;
-    PyObject *data = NULL;
-    if ((PyObject *)Py_TYPE(y) == b->array_type) {
-        PyObject *dtype = PyObject_GetAttr(y, G.str_dtype);
-        PyObject *shape = dtype == NULL ? NULL : PyObject_GetAttr(y, G.str_shape);
-        int same = -1;
-        if (shape != NULL)
-            same = dtype == b->dtype ? PyObject_RichCompareBool(shape, b->shape, Py_EQ) : 0;
-        Py_XDECREF(dtype);
-        Py_XDECREF(shape);
-        if (same < 0) {
-            Py_DECREF(y);
-            return NULL;
-        }
-        if (same)
-            data = make_holding(b->shape, b->key, y, b->nbytes);
-    }
-    if (data == NULL && !PyErr_Occurred())
-        data = PyObject_CallOneArg(b->stored, y);
-    Py_DECREF(y);
-    return data;
 }
 
 /* builder(in_nodes, ctx) -> Variable */
@@ -593,7 +691,7 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
         PyObject *xd = get_slot(x, G.n.data, "data");
         if (xd == NULL)
             return NULL;
-        data = unary_data(b, xd);
+        data = run_one(b->runner, xd);
     } else {
         PyObject *arrays = PyList_New(n_in);
         if (arrays == NULL)
@@ -622,7 +720,7 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
             }
             PyList_SET_ITEM(arrays, i, Py_NewRef(d));
         }
-        data = PyObject_CallOneArg(b->runner, arrays);
+        data = PyObject_CallOneArg(b->runner, arrays);     /* several inputs */
         Py_DECREF(arrays);
     }
     if (data == NULL)
@@ -736,20 +834,19 @@ done:
 static PyObject *builder_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"spec", "args", "binding", "kernel", "in_dtypes", "out_dtypes",
-                            "grad_dtype", "runner", "parts", "unary", "differentiable",
-                            "link", "mark_needed", NULL};
+                            "grad_dtype", "runner", "unary", "differentiable", "link",
+                            "mark_needed", NULL};
     PyObject *spec, *fargs, *binding, *kernel, *in_dtypes, *out_dtypes, *grad_dtype, *runner;
-    PyObject *parts, *link, *mark_needed;
+    PyObject *link, *mark_needed;
     int unary, differentiable;
     if (G.node == NULL || G.function == NULL || A.type == NULL) {
         PyErr_SetString(PyExc_RuntimeError,
                         "_native_graph: bind_array, bind_nodes and bind_function were not called");
         return NULL;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOOOppOO:Builder", names, &spec, &fargs,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOOppOO:Builder", names, &spec, &fargs,
                                      &binding, &kernel, &in_dtypes, &out_dtypes, &grad_dtype,
-                                     &runner, &parts, &unary, &differentiable, &link,
-                                     &mark_needed))
+                                     &runner, &unary, &differentiable, &link, &mark_needed))
         return NULL;
     PyObject *family = PyObject_GetAttrString(binding, "family");
     if (family == NULL)
@@ -766,21 +863,6 @@ static PyObject *builder_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     b->runner = Py_NewRef(runner); b->link = Py_NewRef(link);
     b->mark_needed = Py_NewRef(mark_needed);
     b->unary = unary; b->differentiable = differentiable;
-    b->key_in = b->fwd = b->array_type = b->dtype = b->shape = b->key = b->nbytes = NULL;
-    b->stored = NULL;
-    if (parts != Py_None) {
-        if (!PyArg_ParseTuple(parts, "OOOOO!OOO:parts", &b->key_in, &b->fwd, &b->array_type,
-                              &b->dtype, &PyTuple_Type, &b->shape, &b->key, &b->nbytes,
-                              &b->stored)) {
-            b->key_in = b->fwd = b->array_type = b->dtype = b->shape = b->key = NULL;
-            b->nbytes = b->stored = NULL;
-            Py_DECREF(b);
-            return NULL;
-        }
-        Py_INCREF(b->key_in); Py_INCREF(b->fwd); Py_INCREF(b->array_type);
-        Py_INCREF(b->dtype); Py_INCREF(b->shape); Py_INCREF(b->key); Py_INCREF(b->nbytes);
-        Py_INCREF(b->stored);
-    }
     PyObject_GC_Track(b);
     return (PyObject *)b;
 }
@@ -794,7 +876,7 @@ static PyTypeObject BuilderType = {
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "Builder(spec, args, binding, kernel, in_dtypes, out_dtypes, grad_dtype, "
-              "runner, parts, unary, differentiable, link, mark_needed): "
+              "runner, unary, differentiable, link, mark_needed): "
               "builder(in_nodes, ctx) -> Variable, an auto-forward call of a shared "
               "one-output kernel (see nnabla._dispatch._graph_builder).",
     .tp_traverse = (traverseproc)builder_traverse,
@@ -910,7 +992,8 @@ static PyObject *fast_call(PyObject *self, PyObject *const *argv, Py_ssize_t nar
     Py_INCREF(run);
     PyObject *result;
     if (imperative) {
-        PyObject *data = PyObject_CallOneArg(run, held);
+        PyObject *data = n == 1 ? run_one(run, PyTuple_GET_ITEM(held, 0))
+                                : PyObject_CallOneArg(run, held);
         result = data == NULL ? NULL : G.ndarray->tp_alloc(G.ndarray, 0);
         if (result != NULL)
             init_slot(result, G.nd_array, Py_NewRef(data));
@@ -978,9 +1061,19 @@ static struct PyModuleDef module = {
     methods,
 };
 
+/* Add ``obj`` (a new reference, or NULL after an error) to module ``m``; 0 or -1. */
+static int add_object(PyObject *m, const char *name, PyObject *obj)
+{
+    if (obj == NULL || PyModule_AddObject(m, name, obj) < 0) {
+        Py_XDECREF(obj);
+        return -1;
+    }
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__native_graph(void)
 {
-    if (PyType_Ready(&BuilderType) < 0)
+    if (PyType_Ready(&UnaryRunnerType) < 0 || PyType_Ready(&BuilderType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
@@ -992,37 +1085,25 @@ PyMODINIT_FUNC PyInit__native_graph(void)
     G.str_dtype = PyUnicode_InternFromString("dtype");
     G.str_shape = PyUnicode_InternFromString("shape");
     G.zero = PyLong_FromLong(0);
+    G.str_get = PyUnicode_InternFromString("get");
     G.str_backend = PyUnicode_InternFromString("backend");
     G.str_device_id = PyUnicode_InternFromString("device_id");
     G.str_version = PyUnicode_InternFromString("version");
     if (A.in_use == NULL || A.peak == NULL || G.empty_name == NULL || G.one == NULL
-            || G.str_dtype == NULL || G.str_shape == NULL || G.zero == NULL
+            || G.str_dtype == NULL || G.str_shape == NULL || G.zero == NULL || G.str_get == NULL
             || G.str_backend == NULL || G.str_device_id == NULL || G.str_version == NULL) {
         Py_DECREF(m);
         return NULL;
     }
-    /* method descriptors (bound like a Python def) for the classes' __del__ */
-    PyObject *d1 = PyDescr_NewMethod(&PyBaseObject_Type, &release_array_bytes_def);
-    if (d1 == NULL || PyModule_AddObject(m, "release_array_bytes", d1) < 0) {
-        Py_XDECREF(d1);
-        Py_DECREF(m);
-        return NULL;
-    }
-    PyObject *d3 = PyDescr_NewMethod(&PyBaseObject_Type, &clear_array_def);
-    if (d3 == NULL || PyModule_AddObject(m, "clear_array", d3) < 0) {
-        Py_XDECREF(d3);
-        Py_DECREF(m);
-        return NULL;
-    }
-    PyObject *d2 = PyDescr_NewMethod(&PyBaseObject_Type, &release_handle_def);
-    if (d2 == NULL || PyModule_AddObject(m, "release_handle", d2) < 0) {
-        Py_XDECREF(d2);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&BuilderType);
-    if (PyModule_AddObject(m, "Builder", (PyObject *)&BuilderType) < 0) {
-        Py_DECREF(&BuilderType);
+    /* the classes' methods as method descriptors (bound like a Python def), and the types */
+    if (add_object(m, "release_array_bytes",
+                   PyDescr_NewMethod(&PyBaseObject_Type, &release_array_bytes_def)) < 0
+            || add_object(m, "clear_array",
+                          PyDescr_NewMethod(&PyBaseObject_Type, &clear_array_def)) < 0
+            || add_object(m, "release_handle",
+                          PyDescr_NewMethod(&PyBaseObject_Type, &release_handle_def)) < 0
+            || add_object(m, "UnaryRunner", Py_NewRef((PyObject *)&UnaryRunnerType)) < 0
+            || add_object(m, "Builder", Py_NewRef((PyObject *)&BuilderType)) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -12,7 +12,7 @@ import nnabla as nn
 import nnabla.functions as F
 from nnabla import _native_graph
 from nnabla._array import SyncedArray, memory_stats
-from nnabla._dispatch import graph_builders
+from nnabla._dispatch import graph_builders, imperative_runners
 
 SHAPE = (16,)
 
@@ -128,3 +128,18 @@ def test_the_wrappers_fast_call_runs_only_what_was_recorded():
     assert type(y) is nn.Variable and y.d.tolist() == [3.0] * 16 and y.parent is not None
     with pytest.raises(TypeError, match="two tuples expected"):
         _native_graph.fast_call("AddScalar", [a], (2.0, False))
+
+
+def test_the_unary_runner_reads_windows_and_refuses_misuse():
+    a = nn.NdArray.from_numpy_array(np.arange(6, dtype=np.float32))
+    F.add_scalar(a, 1.0)                    # records the runner for shape (6,)
+    runner = next(r for k, r in imperative_runners.items()
+                  if k[0] == "AddScalar" and k[1] == ((6,),))
+    assert type(runner) is _native_graph.UnaryRunner
+    window = a.narrow(0, 0, 3)              # a SyncedArrayView: its heads are a property
+    assert F.add_scalar(window, 1.0).data.tolist() == [1.0, 2.0, 3.0]
+    assert runner((a._array,)).shape == (6,)
+    with pytest.raises(TypeError, match="a list or tuple of one array"):
+        runner([a._array, a._array])
+    with pytest.raises(TypeError, match="key_in and key must be"):
+        _native_graph.UnaryRunner((1,), None, None, (), (1, 2), 0, None)
