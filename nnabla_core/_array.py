@@ -21,24 +21,12 @@ F32 = np.dtype(np.float32)
 F16 = np.dtype(np.float16)
 I64 = np.dtype(np.int64)
 
-_memory = {"in_use": 0, "peak": 0}
-
-
-def memory_stats():
-    """Bytes currently held by array heads, and the peak since the last reset."""
-    return dict(_memory)
-
-
-def reset_peak_memory():
-    _memory["peak"] = _memory["in_use"]
-
-
-def _account(nbytes):
-    used = _memory["in_use"] + nbytes
-    _memory["in_use"] = used
-    if used > _memory["peak"]:
-        _memory["peak"] = used
-
+# The memory counters live in C, where kernel outputs are made and released:
+# ``memory_stats() -> {"in_use": bytes, "peak": bytes}`` (the peak since the last
+# ``reset_peak_memory()``); ``_account(delta)`` counts bytes in (or out, negative).
+memory_stats = _native_graph.memory_stats
+reset_peak_memory = _native_graph.reset_peak_memory
+_account = _native_graph.account
 
 
 class SyncedArray:
@@ -93,12 +81,9 @@ class SyncedArray:
     def put(self, key, arr, nbytes):
         """:meth:`set` with the head's key ``(family, arr.dtype)`` and size known (plans)."""
         dtype = key[1]
-        used = _memory["in_use"] + nbytes - self.nbytes_held
+        _account(nbytes - self.nbytes_held)
         self.heads = {key: arr}
         self.nbytes_held = nbytes
-        _memory["in_use"] = used
-        if used > _memory["peak"]:
-            _memory["peak"] = used
         self.fill_value = None
         self.dtype = dtype
         self.modification_count += 1
@@ -154,12 +139,12 @@ class SyncedArray:
         released = sum(family.nbytes(self.heads[key]) for key in held)
         self.heads = heads
         self.nbytes_held += added - released
-        _memory["in_use"] -= released
+        _account(-released)
         return released
 
     def _drop_all(self):
         self.heads = {}
-        _memory["in_use"] -= self.nbytes_held
+        _account(-self.nbytes_held)
         self.nbytes_held = 0
 
     # -- lazy states ----------------------------------------------------------------------
@@ -244,7 +229,7 @@ class SyncedArray:
         return self.narrowed is not None and any(r() is not None for r in self.narrowed)
 
 
-_native_graph.bind_array(SyncedArray, _memory)
+_native_graph.bind_array(SyncedArray)
 # holding(shape, key, arr, nbytes): a new SyncedArray of ``shape`` (a tuple) whose only head
 # is ``arr`` under ``key`` (``(family, dtype)``), ``nbytes`` big: ``SyncedArray(shape,
 # dtype)`` followed by ``put(key, arr, nbytes)`` in one step (the hot path of kernel outputs)

@@ -74,15 +74,15 @@ def _fast_path(spec, namespace):
     """Source lines running an imperative call (every input an NdArray) or an auto-forward
     call (every input a Variable) whose runner or graph builder :func:`nnabla._dispatch.call`
     recorded for the same shapes, arguments, context and plugin registry: no binding,
-    checking or resolution is repeated (:func:`nnabla._native_graph.fast_call`, in C).
-    Functions with optional inputs always take the general path."""
+    checking or resolution is repeated (the wrapper's :class:`nnabla._native_graph.CallSite`,
+    in C). Functions with optional inputs always take the general path."""
     if not spec.inputs or any(i.optional for i in spec.inputs):
         return ""
-    namespace.update(_fast=_native_graph.fast_call, _name=spec.name)
+    namespace.update(_fast=_native_graph.CallSite(spec.name))
     inputs = "(" + "".join(f"{i.name}, " for i in spec.inputs) + ")"
     values = "(" + "".join(f"{a.name}, " for a in spec.args) + ")"
     return (f"    if outputs is None and n_outputs == -1:\n"
-            f"        _r = _fast(_name, {inputs}, {values})\n"
+            f"        _r = _fast({inputs}, {values})\n"
             f"        if _r is not None:\n"
             f"            return _r\n")
 

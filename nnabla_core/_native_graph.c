@@ -2,7 +2,8 @@
  *
  * - Builder: an F.* call under nn.auto_forward() on Variables runs its kernel and makes one
  *   output SyncedArray, one VarNode, one Function and one Variable.
- * - fast_call: the F.* wrappers' lookup of the runner or builder recorded for a call.
+ * - CallSite, fast_call: the F.* wrappers' lookup of the runner or builder recorded for a
+ *   call (a wrapper's CallSite remembers its last hit per mode).
  * - UnaryRunner: an imperative call of a shared one-output kernel on one input (the builder
  *   runs it directly).
  * - holding, clear_array, release_array_bytes, release_handle: SyncedArray's kernel-output
@@ -134,8 +135,6 @@ static struct graph_state {
 
 static struct array_state {
     PyTypeObject *type;
-    PyObject *memory;           /* _array._memory: {"in_use": int, "peak": int} */
-    PyObject *in_use, *peak;    /* the keys */
     Py_ssize_t shape, dtype, heads, fill_value, modification_count, clear_called,
         nbytes_held, narrowed, typed, sharers, provisional;
 } A;
@@ -143,8 +142,7 @@ static struct array_state {
 static PyObject *bind_array(PyObject *self, PyObject *args)
 {
     PyTypeObject *type;
-    PyObject *memory;
-    if (!PyArg_ParseTuple(args, "O!O!:bind_array", &PyType_Type, &type, &PyDict_Type, &memory))
+    if (!PyArg_ParseTuple(args, "O!:bind_array", &PyType_Type, &type))
         return NULL;
     /* all offsets or none: a failed bind leaves the module as it was */
     struct array_state saved = A;
@@ -154,36 +152,52 @@ static PyObject *bind_array(PyObject *self, PyObject *args)
     OFF(provisional);
 #undef OFF
     Py_XSETREF(A.type, (PyTypeObject *)Py_NewRef((PyObject *)type));
-    Py_XSETREF(A.memory, Py_NewRef(memory));
     Py_RETURN_NONE;
 }
 
-/* _memory["in_use"] += nbytes, and the peak follows; with ``release``, in_use -= nbytes.
- * 0, or -1 with an error set. */
+/* The memory counters: bytes held by every SyncedArray's heads, and their peak since the
+ * last reset_peak_memory (memory_stats reads them). One pair for the process, as the
+ * arrays' bytes are counted wherever they change: here and in nnabla/_array.py (account). */
+static long long mem_in_use, mem_peak;
+
+static inline void count_bytes(long long delta)
+{
+    mem_in_use += delta;
+    if (mem_in_use > mem_peak)
+        mem_peak = mem_in_use;
+}
+
+/* Count ``nbytes`` (a Python int) in, or out with ``release``; 0, or -1 with an error set. */
 static int account(PyObject *nbytes, int release)
 {
-    PyObject *used = PyDict_GetItemWithError(A.memory, A.in_use);
-    if (used == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_KeyError, "in_use");
+    long long n = PyLong_AsLongLong(nbytes);
+    if (n == -1 && PyErr_Occurred())
         return -1;
+    count_bytes(release ? -n : n);
+    return 0;
+}
+
+static PyObject *account_py(PyObject *self, PyObject *delta)
+{
+    if (!PyLong_Check(delta)) {
+        PyErr_Format(PyExc_TypeError, "account(delta): an int expected, got %.100s",
+                     Py_TYPE(delta)->tp_name);
+        return NULL;
     }
-    used = release ? PyNumber_Subtract(used, nbytes) : PyNumber_Add(used, nbytes);
-    if (used == NULL || PyDict_SetItem(A.memory, A.in_use, used) < 0) {
-        Py_XDECREF(used);
-        return -1;
-    }
-    int more = 0;
-    if (!release) {
-        PyObject *peak = PyDict_GetItemWithError(A.memory, A.peak);
-        more = peak == NULL ? -1 : PyObject_RichCompareBool(used, peak, Py_GT);
-        if (more > 0 && PyDict_SetItem(A.memory, A.peak, used) < 0)
-            more = -1;
-        if (more < 0 && !PyErr_Occurred())
-            PyErr_SetString(PyExc_KeyError, "peak");
-    }
-    Py_DECREF(used);
-    return more < 0 ? -1 : 0;
+    if (account(delta, 0) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *memory_stats(PyObject *self, PyObject *unused)
+{
+    return Py_BuildValue("{sLsL}", "in_use", mem_in_use, "peak", mem_peak);
+}
+
+static PyObject *reset_peak_memory(PyObject *self, PyObject *unused)
+{
+    mem_peak = mem_in_use;
+    Py_RETURN_NONE;
 }
 
 /* A new SyncedArray of ``shape`` whose only head is ``arr`` under ``key`` ((family, dtype)),
@@ -903,40 +917,113 @@ static PyObject *bind_dispatch(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* The key nnabla._dispatch._remember recorded a runner or builder under:
- * (name, input shapes, argument values, tuple(ctx.backend), ctx.device_id, registry version).
- * A new reference, or NULL with an error set. */
-static PyObject *call_key(PyObject *name, PyObject *shapes, PyObject *values, PyObject *ctx)
+/* -- the wrappers' fast paths ----------------------------------------------------------- */
+
+/* A call site's memo of its last hit per mode: the runner or builder the table held for
+ * these key parts (the key nnabla._dispatch._remember records: name, input shapes, argument
+ * values, tuple(ctx.backend), ctx.device_id, registry version), for this context object.
+ * Valid while ``epoch`` is the module's: forget_call_sites() (nnabla._state.clear_caches)
+ * makes every entry stale. */
+typedef struct {
+    PyObject *run, *values, *shapes, *ctx, *backends, *device, *version;
+    unsigned long epoch;        /* 0: empty */
+} SiteEntry;
+
+static unsigned long site_epoch = 1;
+
+static void entry_clear(SiteEntry *e)
+{
+    Py_CLEAR(e->run); Py_CLEAR(e->values); Py_CLEAR(e->shapes); Py_CLEAR(e->ctx);
+    Py_CLEAR(e->backends); Py_CLEAR(e->device); Py_CLEAR(e->version);
+    e->epoch = 0;
+}
+
+/* Whether ``a`` and ``b`` are the same key part: one object, or equal objects of one type
+ * (a comparison that fails counts as different: the table decides then). */
+static int same_part(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    if (Py_TYPE(a) != Py_TYPE(b))
+        return 0;
+    int eq = PyObject_RichCompareBool(a, b, Py_EQ);
+    if (eq < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return eq;
+}
+
+/* Whether the items of sequence ``seq`` (a list or tuple) are the parts of tuple ``parts``. */
+static int same_parts(PyObject *seq, PyObject *parts)
+{
+    if (!(PyList_CheckExact(seq) || PyTuple_CheckExact(seq))
+            || PySequence_Fast_GET_SIZE(seq) != PyTuple_GET_SIZE(parts))
+        return 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(parts); i++)
+        if (!same_part(items[i], PyTuple_GET_ITEM(parts, i)))
+            return 0;
+    return 1;
+}
+
+/* The runner or builder recorded for a call (a new reference), NULL with no error when none
+ * was (an unhashable argument included), or NULL with an error set. ``e``, when given, is
+ * the call site's entry for the mode: read first, filled from the table on a hit there. */
+static PyObject *recorded(SiteEntry *e, PyObject *table, PyObject *name, PyObject *shapes,
+                          PyObject *values, PyObject *ctx)
 {
     PyObject *backend = NULL, *backends = NULL, *device = NULL, *version = NULL, *key = NULL;
-    if ((backend = PyObject_GetAttr(ctx, G.str_backend)) != NULL
-            && (backends = PySequence_Tuple(backend)) != NULL
-            && (device = PyObject_GetAttr(ctx, G.str_device_id)) != NULL
-            && (version = PyObject_GetAttr(G.registry, G.str_version)) != NULL)
-        key = PyTuple_Pack(6, name, shapes, values, backends, device, version);
+    PyObject *run = NULL;
+    if ((backend = PyObject_GetAttr(ctx, G.str_backend)) == NULL
+            || (device = PyObject_GetAttr(ctx, G.str_device_id)) == NULL
+            || (version = PyObject_GetAttr(G.registry, G.str_version)) == NULL)
+        goto done;
+    if (e != NULL && e->epoch == site_epoch && e->ctx == ctx && same_parts(backend, e->backends)
+            && same_part(device, e->device) && same_part(version, e->version)
+            && same_parts(values, e->values) && same_parts(shapes, e->shapes)) {
+        run = Py_NewRef(e->run);
+        goto done;
+    }
+    if ((backends = PySequence_Tuple(backend)) == NULL
+            || (key = PyTuple_Pack(6, name, shapes, values, backends, device, version)) == NULL)
+        goto done;
+    run = PyDict_GetItemWithError(table, key);
+    if (run == NULL) {
+        if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError))
+            PyErr_Clear();              /* an unhashable argument value: no fast path */
+        goto done;
+    }
+    Py_INCREF(run);
+    if (e != NULL) {
+        entry_clear(e);
+        e->run = Py_NewRef(run); e->values = Py_NewRef(values); e->shapes = Py_NewRef(shapes);
+        e->ctx = Py_NewRef(ctx); e->backends = Py_NewRef(backends);
+        e->device = Py_NewRef(device); e->version = Py_NewRef(version);
+        e->epoch = site_epoch;
+    }
+done:
     Py_XDECREF(backend);
     Py_XDECREF(backends);
     Py_XDECREF(device);
     Py_XDECREF(version);
-    return key;
+    Py_XDECREF(key);
+    return run;
 }
 
-/* fast_call(name, inputs, values) -> result, or None: the fast paths of a generated F.*
- * wrapper (nnabla._function_wrappers). Inputs all NdArrays: the imperative runner recorded
- * for the call, its output wrapped in a new NdArray. Inputs all Variables in auto-forward
- * mode: the graph builder recorded for it. None when nothing was recorded (an unhashable
- * argument included), and the wrapper takes the general path. */
-static PyObject *fast_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
+/* The fast paths of a generated F.* wrapper (nnabla._function_wrappers), for the call of
+ * function ``name`` on ``inputs`` with argument ``values`` (two tuples): inputs all NdArrays,
+ * the imperative runner recorded for the call, its output wrapped in a new NdArray; inputs
+ * all Variables in auto-forward mode, the graph builder recorded for it. None when nothing
+ * was recorded, and the wrapper takes the general path. ``entries``: a call site's two
+ * entries (imperative, auto-forward), or NULL. */
+static PyObject *dispatch(SiteEntry *entries, PyObject *name, PyObject *inputs,
+                          PyObject *values)
 {
-    if (nargs != 3 || !PyTuple_CheckExact(argv[1]) || !PyTuple_CheckExact(argv[2])) {
-        PyErr_SetString(PyExc_TypeError, "fast_call(name, inputs, values): two tuples expected");
-        return NULL;
-    }
     if (G.ndarray == NULL || G.function == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_native_graph: bind_dispatch was not called");
         return NULL;
     }
-    PyObject *name = argv[0], *inputs = argv[1], *values = argv[2];
     Py_ssize_t n = PyTuple_GET_SIZE(inputs);
     if (n == 0)
         Py_RETURN_NONE;
@@ -976,20 +1063,13 @@ static PyObject *fast_call(PyObject *self, PyObject *const *argv, Py_ssize_t nar
         PyTuple_SET_ITEM(held, i, Py_NewRef(item));
         PyTuple_SET_ITEM(shapes, i, Py_NewRef(shape));
     }
-    PyObject *key = call_key(name, shapes, values, ctx);
-    if (key == NULL)
-        goto fail;
-    PyObject *run = PyDict_GetItemWithError(imperative ? G.runners : G.builders, key);
-    Py_DECREF(key);
+    PyObject *run = recorded(entries == NULL ? NULL : &entries[!imperative],
+                             imperative ? G.runners : G.builders, name, shapes, values, ctx);
     if (run == NULL) {
-        if (PyErr_Occurred()) {
-            if (!PyErr_ExceptionMatches(PyExc_TypeError))
-                goto fail;
-            PyErr_Clear();              /* an unhashable argument value: no fast path */
-        }
+        if (PyErr_Occurred())
+            goto fail;
         goto miss;
     }
-    Py_INCREF(run);
     PyObject *result;
     if (imperative) {
         PyObject *data = n == 1 ? run_one(run, PyTuple_GET_ITEM(held, 0))
@@ -1016,12 +1096,106 @@ fail:
     return NULL;
 }
 
+/* fast_call(name, inputs, values) -> result, or None: dispatch without a call site. */
+static PyObject *fast_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyTuple_CheckExact(argv[1]) || !PyTuple_CheckExact(argv[2])) {
+        PyErr_SetString(PyExc_TypeError, "fast_call(name, inputs, values): two tuples expected");
+        return NULL;
+    }
+    return dispatch(NULL, argv[0], argv[1], argv[2]);
+}
+
+/* CallSite(name): a generated wrapper's fast path, site(inputs, values) -> result or None,
+ * as fast_call(name, inputs, values), remembering its last hit per mode so a repeated call
+ * compares its key parts instead of hashing a key. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *name;
+    SiteEntry entries[2];       /* imperative, auto-forward */
+} CallSite;
+
+static int call_site_clear(CallSite *c)
+{
+    Py_CLEAR(c->name);
+    entry_clear(&c->entries[0]);
+    entry_clear(&c->entries[1]);
+    return 0;
+}
+
+static void call_site_dealloc(CallSite *c)
+{
+    PyObject_GC_UnTrack(c);
+    call_site_clear(c);
+    PyObject_GC_Del(c);
+}
+
+static int call_site_traverse(CallSite *c, visitproc visit, void *arg)
+{
+    Py_VISIT(c->name);
+    for (int i = 0; i < 2; i++) {
+        SiteEntry *e = &c->entries[i];
+        Py_VISIT(e->run); Py_VISIT(e->values); Py_VISIT(e->shapes); Py_VISIT(e->ctx);
+        Py_VISIT(e->backends); Py_VISIT(e->device); Py_VISIT(e->version);
+    }
+    return 0;
+}
+
+static PyObject *call_site_call(CallSite *c, PyObject *const *argv, size_t nargsf,
+                                PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))
+            || !PyTuple_CheckExact(argv[0]) || !PyTuple_CheckExact(argv[1])) {
+        PyErr_SetString(PyExc_TypeError, "CallSite(inputs, values): two tuples expected");
+        return NULL;
+    }
+    return dispatch(c->entries, c->name, argv[0], argv[1]);
+}
+
+static PyObject *call_site_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"name", NULL};
+    PyObject *name;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "U:CallSite", names, &name))
+        return NULL;
+    CallSite *c = PyObject_GC_New(CallSite, type);
+    if (c == NULL)
+        return NULL;
+    c->vectorcall = (vectorcallfunc)call_site_call;
+    c->name = Py_NewRef(name);
+    memset(c->entries, 0, sizeof(c->entries));
+    PyObject_GC_Track(c);
+    return (PyObject *)c;
+}
+
+static PyTypeObject CallSiteType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "nnabla._native_graph.CallSite",
+    .tp_basicsize = sizeof(CallSite),
+    .tp_dealloc = (destructor)call_site_dealloc,
+    .tp_vectorcall_offset = offsetof(CallSite, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "CallSite(name): site(inputs, values) -> result or None, the fast path of the "
+              "F.* wrapper of function name (see fast_call); it remembers its last hit per "
+              "mode until forget_call_sites().",
+    .tp_traverse = (traverseproc)call_site_traverse,
+    .tp_clear = (inquiry)call_site_clear,
+    .tp_new = call_site_new,
+};
+
+static PyObject *forget_call_sites(PyObject *self, PyObject *unused)
+{
+    site_epoch++;
+    Py_RETURN_NONE;
+}
+
 /* -- module ---------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
     {"bind_array", bind_array, METH_VARARGS,
-     "bind_array(SyncedArray, memory): read the slot offsets of the array class and the "
-     "memory counters (a dict with 'in_use' and 'peak') holding() updates."},
+     "bind_array(SyncedArray): read the slot offsets of the array class."},
     {"bind_nodes", bind_nodes, METH_VARARGS,
      "bind_nodes(VarNode, Variable, release_uncommon): read the slot offsets of the node "
      "classes; release_uncommon(node) releases what release_handle does not."},
@@ -1031,6 +1205,9 @@ static PyMethodDef methods[] = {
     {"bind_dispatch", bind_dispatch, METH_VARARGS,
      "bind_dispatch(NdArray, imperative_runners, graph_builders, REGISTRY): the tables the "
      "F.* wrappers' fast paths read (nnabla._dispatch)."},
+    {"forget_call_sites", forget_call_sites, METH_NOARGS,
+     "forget_call_sites(): every CallSite's remembered hits become stale (the tables they "
+     "were read from were emptied)."},
     {"fast_call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
      "fast_call(name, inputs, values) -> result or None: the recorded imperative runner or "
      "auto-forward builder of a call (nnabla._function_wrappers), or None."},
@@ -1038,6 +1215,14 @@ static PyMethodDef methods[] = {
      "add_consumer(node, ref): record the weak reference ref of a new consumer in node.refs: "
      "the first live one is held alone, a second makes a list, and a list drops its dead "
      "references whenever it reaches a power of two from 16."},
+    {"account", account_py, METH_O,
+     "account(delta): add delta (an int, negative to release) to the bytes in use; the "
+     "peak follows."},
+    {"memory_stats", memory_stats, METH_NOARGS,
+     "memory_stats() -> {'in_use': int, 'peak': int}: bytes held by array heads, and the "
+     "peak since the last reset_peak_memory()."},
+    {"reset_peak_memory", reset_peak_memory, METH_NOARGS,
+     "reset_peak_memory(): the peak becomes the bytes in use now."},
     {"holding", (PyCFunction)(void (*)(void))holding, METH_FASTCALL,
      "holding(shape, key, arr, nbytes) -> SyncedArray: a new array whose only head is arr "
      "under key ((family, dtype)), nbytes big."},
@@ -1073,13 +1258,12 @@ static int add_object(PyObject *m, const char *name, PyObject *obj)
 
 PyMODINIT_FUNC PyInit__native_graph(void)
 {
-    if (PyType_Ready(&UnaryRunnerType) < 0 || PyType_Ready(&BuilderType) < 0)
+    if (PyType_Ready(&UnaryRunnerType) < 0 || PyType_Ready(&BuilderType) < 0
+            || PyType_Ready(&CallSiteType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    A.in_use = PyUnicode_InternFromString("in_use");
-    A.peak = PyUnicode_InternFromString("peak");
     G.empty_name = PyUnicode_FromString("");
     G.one = PyLong_FromLong(1);
     G.str_dtype = PyUnicode_InternFromString("dtype");
@@ -1089,7 +1273,7 @@ PyMODINIT_FUNC PyInit__native_graph(void)
     G.str_backend = PyUnicode_InternFromString("backend");
     G.str_device_id = PyUnicode_InternFromString("device_id");
     G.str_version = PyUnicode_InternFromString("version");
-    if (A.in_use == NULL || A.peak == NULL || G.empty_name == NULL || G.one == NULL
+    if (G.empty_name == NULL || G.one == NULL
             || G.str_dtype == NULL || G.str_shape == NULL || G.zero == NULL || G.str_get == NULL
             || G.str_backend == NULL || G.str_device_id == NULL || G.str_version == NULL) {
         Py_DECREF(m);
@@ -1103,7 +1287,8 @@ PyMODINIT_FUNC PyInit__native_graph(void)
             || add_object(m, "release_handle",
                           PyDescr_NewMethod(&PyBaseObject_Type, &release_handle_def)) < 0
             || add_object(m, "UnaryRunner", Py_NewRef((PyObject *)&UnaryRunnerType)) < 0
-            || add_object(m, "Builder", Py_NewRef((PyObject *)&BuilderType)) < 0) {
+            || add_object(m, "Builder", Py_NewRef((PyObject *)&BuilderType)) < 0
+            || add_object(m, "CallSite", Py_NewRef((PyObject *)&CallSiteType)) < 0) {
         Py_DECREF(m);
         return NULL;
     }

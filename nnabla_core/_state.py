@@ -23,6 +23,8 @@ registered array families (``nnabla.array_family``), the parameter scope
 """
 from __future__ import annotations
 
+from . import _native_graph
+
 
 class State:
     __slots__ = ("auto_forward", "graph_version", "strict_fallback", "global_recompute",
@@ -53,6 +55,8 @@ def cache():
 
 
 def clear_caches():
-    """Empty every memo table (after the registry or a switch changed)."""
+    """Empty every memo table (after the registry or a switch changed), and the F.* wrappers'
+    call sites' memory of what they read from them."""
     for table in CACHES:
         table.clear()
+    _native_graph.forget_call_sites()

@@ -143,3 +143,73 @@ def test_the_unary_runner_reads_windows_and_refuses_misuse():
         runner([a._array, a._array])
     with pytest.raises(TypeError, match="key_in and key must be"):
         _native_graph.UnaryRunner((1,), None, None, (), (1, 2), 0, None)
+
+
+def _site_hits(site, inputs, values):
+    """Whether ``site`` answers the call (a recorded runner or builder ran)."""
+    return site(inputs, values) is not None
+
+
+def test_a_call_site_remembers_its_last_hit_only_for_the_same_key_parts():
+    site = _native_graph.CallSite("AddScalar")
+    a = nn.NdArray.from_numpy_array(np.ones((5, 7), np.float32))    # shapes no other test uses
+    b = nn.NdArray.from_numpy_array(np.ones((3, 11), np.float32))
+    F.add_scalar(a, 2.25)
+    F.add_scalar(a, 7.25)
+    assert site((a,), (2.25, False)).data.tolist() == [[3.25] * 7] * 5   # read from the table
+    assert site((a,), (2.25, False)).data.tolist() == [[3.25] * 7] * 5   # remembered
+    # another value, shape or type is compared, never taken for the remembered one
+    assert site((a,), (7.25, False)).data.tolist() == [[8.25] * 7] * 5
+    assert site((a,), (2.25, False)).data.tolist() == [[3.25] * 7] * 5
+    assert site((a,), (5.25, False)) is None                         # never recorded
+    assert site((b,), (2.25, False)) is None                         # another shape
+    assert site((a,), ([2.25], False)) is None                       # unhashable, unequal
+    equal = site((a,), (np.float64(2.25), False))                   # equal: the table answers
+    assert equal.data.tolist() == [[3.25] * 7] * 5
+    # another context object with the same backends reads the table again, and answers
+    with nn.context_scope(nn.Context(["cpu:float"])):
+        assert site((a,), (2.25, False)).data.tolist() == [[3.25] * 7] * 5
+    with nn.context_scope(nn.Context(["cpu:half"])):
+        assert site((a,), (2.25, False)) is None                     # not recorded for half
+    with pytest.raises(TypeError, match="two tuples expected"):
+        site([a], (2.25, False))
+
+
+def test_a_call_site_forgets_when_the_caches_or_the_registry_change():
+    from nnabla._state import clear_caches
+    from nnabla.plugins import REGISTRY
+    site = _native_graph.CallSite("AddScalar")
+    a = nn.NdArray.from_numpy_array(np.ones(SHAPE, np.float32))
+    F.add_scalar(a, 2.0)
+    assert _site_hits(site, (a,), (2.0, False))
+    clear_caches()                          # the tables are emptied: nothing is recorded
+    assert not _site_hits(site, (a,), (2.0, False))
+    F.add_scalar(a, 2.0)
+    assert _site_hits(site, (a,), (2.0, False))
+    REGISTRY.version += 1                   # the records are keyed by the registry version
+    try:
+        assert not _site_hits(site, (a,), (2.0, False))
+    finally:
+        REGISTRY.version -= 1
+    with nn.auto_forward():                 # each mode has its own entry
+        x = nn.Variable.from_numpy_array(np.ones(SHAPE, np.float32))
+        F.add_scalar(x, 2.0)
+        y = site((x,), (2.0, False))
+        assert type(y) is nn.Variable and y.d.tolist() == [3.0] * 16
+    assert type(site((a,), (2.0, False))) is nn.NdArray
+
+
+def test_the_memory_counters_count_in_c():
+    from nnabla._array import reset_peak_memory
+    before = memory_stats()
+    assert set(before) == {"in_use", "peak"} and before["peak"] >= before["in_use"]
+    a = nn.NdArray.from_numpy_array(np.ones((1000,), np.float32))
+    after = memory_stats()
+    assert after["in_use"] - before["in_use"] == 4000
+    assert after["peak"] >= after["in_use"]
+    del a
+    assert memory_stats()["in_use"] == before["in_use"]
+    reset_peak_memory()
+    assert memory_stats()["peak"] == memory_stats()["in_use"]
+    with pytest.raises(TypeError, match="an int expected"):
+        _native_graph.account(1.5)
