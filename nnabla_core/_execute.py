@@ -306,6 +306,17 @@ def sizes_known(spec, arrays):
     return True
 
 
+def direct_forward(kernel, spec):
+    """``kernel.forward_ufunc``, checked: ``(f, *operands)`` when the kernel's forward is
+    ``(f(xs[0], *operands),)`` (see :class:`nnabla.kernel.Kernel`), else None."""
+    call = getattr(kernel, "forward_ufunc", None)
+    if call is not None and not (isinstance(call, tuple) and 1 <= len(call) <= 8
+                                 and callable(call[0])):
+        raise TypeError(f"{spec.api_name}: {type(kernel).__name__}.forward_ufunc must be a "
+                        f"tuple (callable, *operands) with at most 7 operands; got {call!r}")
+    return call
+
+
 # -- static plans ----------------------------------------------------------------------------
 def forward_runner(f):
     """A no-argument callable running graph function ``f``'s forward on its nodes.
@@ -329,7 +340,7 @@ def forward_runner(f):
                  for ref, dt, shape in zip(f.out_refs, f.out_dtypes, kernel.out_shapes))
     if len(outs) == 1 and all(node is not None and key is not None for node, key in ins):
         if len(ins) == 1:
-            return _unary_runner(f, fwd, ins[0], outs[0])
+            return _unary_runner(f, fwd, direct_forward(kernel, spec), ins[0], outs[0])
         return _single_output_runner(f, fwd, ins, outs[0])
 
     def run():
@@ -348,16 +359,27 @@ def forward_runner(f):
     return run
 
 
-def _unary_runner(f, fwd, source, target):
-    """:func:`forward_runner` for one input and one output (most functions): no loops."""
+def _unary_runner(f, fwd, direct, source, target):
+    """:func:`forward_runner` for one input and one output (most functions): no loops;
+    ``direct``: the kernel's ``(f, *operands)`` (:func:`direct_forward`) or None."""
     (node_in, key_in), (ref, dtype, key, nbytes) = source, target
     fam = key_in[0]
     array_type = fam.array_type
+    function, *operands = direct or (None,)
+    single = function is not None and len(operands) == 1
+    operand = operands[0] if single else None
 
     def run():
         a = node_in.data
         head = a.heads.get(key_in)
-        y = fwd([head if head is not None else a.get(key_in[1], fam)])[0]
+        if head is None:
+            head = a.get(key_in[1], fam)
+        if single:
+            y = function(head, operand)
+        elif function is not None:
+            y = function(head, *operands)
+        else:
+            y = fwd([head])[0]
         node = ref()
         if node is not None:
             arr = node.data
@@ -401,6 +423,7 @@ def imperative_runner(call, out_shapes):
             or spec.outputs[-1].variadic):
         return None
     fwd = call.kernel.forward
+    direct = direct_forward(call.kernel, spec)
     keys = tuple(None if dt is None else (fam, dt) for dt in call.in_dtypes)
     shape, dtype = tuple(out_shapes[0]), call.out_dtypes[0]
     key, nbytes = (fam, dtype), int(np.prod(shape)) * dtype.itemsize
@@ -412,7 +435,8 @@ def imperative_runner(call, out_shapes):
         store(call, arr, y, dtype)
         return arr
     if len(keys) == 1 and keys[0] is not None:      # in C; the auto-forward builder runs it
-        return _native_graph.UnaryRunner(keys[0], fwd, array_type, shape, key, nbytes, stored)
+        return _native_graph.UnaryRunner(keys[0], fwd, array_type, shape, key, nbytes, stored,
+                                         direct)
 
     def run(arrays):
         xs = []

@@ -486,6 +486,7 @@ typedef struct {
     PyObject *fwd;              /* the kernel's forward(list of arrays) -> outputs */
     PyObject *array_type, *shape, *key, *nbytes;   /* the output: key is (family, dtype) */
     PyObject *stored;           /* stored(y) -> SyncedArray */
+    PyObject *ufunc;            /* the kernel's forward_ufunc (f, *operands), or None */
 } UnaryRunner;
 
 static PyTypeObject UnaryRunnerType;
@@ -494,14 +495,14 @@ static void unary_runner_dealloc(UnaryRunner *r)
 {
     PyObject_GC_UnTrack(r);
     Py_CLEAR(r->key_in); Py_CLEAR(r->fwd); Py_CLEAR(r->array_type); Py_CLEAR(r->shape);
-    Py_CLEAR(r->key); Py_CLEAR(r->nbytes); Py_CLEAR(r->stored);
+    Py_CLEAR(r->key); Py_CLEAR(r->nbytes); Py_CLEAR(r->stored); Py_CLEAR(r->ufunc);
     PyObject_GC_Del(r);
 }
 
 static int unary_runner_traverse(UnaryRunner *r, visitproc visit, void *arg)
 {
     Py_VISIT(r->key_in); Py_VISIT(r->fwd); Py_VISIT(r->array_type); Py_VISIT(r->shape);
-    Py_VISIT(r->key); Py_VISIT(r->nbytes); Py_VISIT(r->stored);
+    Py_VISIT(r->key); Py_VISIT(r->nbytes); Py_VISIT(r->stored); Py_VISIT(r->ufunc);
     return 0;
 }
 
@@ -529,18 +530,29 @@ static PyObject *run_unary(UnaryRunner *r, PyObject *a)
     PyObject *head = input_head(r, a);
     if (head == NULL)
         return NULL;
-    PyObject *list = PyList_New(1);
-    if (list == NULL) {
+    PyObject *y;
+    if (r->ufunc != Py_None) {          /* f(head, *operands), instead of forward([head]) */
+        PyObject *args[8];
+        Py_ssize_t n = PyTuple_GET_SIZE(r->ufunc);
+        args[0] = head;
+        for (Py_ssize_t i = 1; i < n; i++)
+            args[i] = PyTuple_GET_ITEM(r->ufunc, i);
+        y = PyObject_Vectorcall(PyTuple_GET_ITEM(r->ufunc, 0), args, n, NULL);
         Py_DECREF(head);
-        return NULL;
+    } else {
+        PyObject *list = PyList_New(1);
+        if (list == NULL) {
+            Py_DECREF(head);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, 0, head);
+        PyObject *ys = PyObject_CallOneArg(r->fwd, list);
+        Py_DECREF(list);
+        if (ys == NULL)
+            return NULL;
+        y = PySequence_GetItem(ys, 0);
+        Py_DECREF(ys);
     }
-    PyList_SET_ITEM(list, 0, head);
-    PyObject *ys = PyObject_CallOneArg(r->fwd, list);
-    Py_DECREF(list);
-    if (ys == NULL)
-        return NULL;
-    PyObject *y = PySequence_GetItem(ys, 0);
-    Py_DECREF(ys);
     if (y == NULL)
         return NULL;
     PyObject *data = NULL;
@@ -583,16 +595,24 @@ static PyObject *unary_runner_call(UnaryRunner *r, PyObject *const *argv, size_t
 static PyObject *unary_runner_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"key_in", "fwd", "array_type", "shape", "key", "nbytes", "stored",
-                            NULL};
-    PyObject *key_in, *fwd, *array_type, *shape, *key, *nbytes, *stored;
+                            "ufunc", NULL};
+    PyObject *key_in, *fwd, *array_type, *shape, *key, *nbytes, *stored, *ufunc = Py_None;
     if (A.type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_native_graph: bind_array was not called");
         return NULL;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOO!O!OO:UnaryRunner", names, &PyTuple_Type,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOO!O!OO|O:UnaryRunner", names, &PyTuple_Type,
                                      &key_in, &fwd, &array_type, &PyTuple_Type, &shape,
-                                     &PyTuple_Type, &key, &nbytes, &stored))
+                                     &PyTuple_Type, &key, &nbytes, &stored, &ufunc))
         return NULL;
+    if (ufunc != Py_None && !(PyTuple_Check(ufunc) && PyTuple_GET_SIZE(ufunc) >= 1
+                              && PyTuple_GET_SIZE(ufunc) <= 8
+                              && PyCallable_Check(PyTuple_GET_ITEM(ufunc, 0)))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "UnaryRunner: ufunc must be None or (callable, *operands), at most 7 "
+                        "operands");
+        return NULL;
+    }
     if (PyTuple_GET_SIZE(key_in) != 2 || PyTuple_GET_SIZE(key) != 2) {
         PyErr_SetString(PyExc_TypeError, "UnaryRunner: key_in and key must be (family, dtype)");
         return NULL;
@@ -604,6 +624,7 @@ static PyObject *unary_runner_new(PyTypeObject *type, PyObject *args, PyObject *
     r->key_in = Py_NewRef(key_in); r->fwd = Py_NewRef(fwd);
     r->array_type = Py_NewRef(array_type); r->shape = Py_NewRef(shape);
     r->key = Py_NewRef(key); r->nbytes = Py_NewRef(nbytes); r->stored = Py_NewRef(stored);
+    r->ufunc = Py_NewRef(ufunc);
     PyObject_GC_Track(r);
     return (PyObject *)r;
 }
@@ -616,7 +637,7 @@ static PyTypeObject UnaryRunnerType = {
     .tp_vectorcall_offset = offsetof(UnaryRunner, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "UnaryRunner(key_in, fwd, array_type, shape, key, nbytes, stored): "
+    .tp_doc = "UnaryRunner(key_in, fwd, array_type, shape, key, nbytes, stored, ufunc=None): "
               "runner([array]) -> SyncedArray, an imperative call of a shared one-output "
               "kernel on one input (see nnabla._execute.imperative_runner).",
     .tp_traverse = (traverseproc)unary_runner_traverse,

@@ -47,16 +47,25 @@ STATE = State()
 CACHES = []         # dicts memoising work that the registry or the switches decide
 
 
+class _Memo(dict):
+    """A memo table. Emptying it also makes the F.* wrappers' call sites
+    (``nnabla._native_graph.CallSite``) forget the runners they read from it."""
+
+    __slots__ = ()
+
+    def clear(self):
+        super().clear()
+        _native_graph.forget_call_sites()
+
+
 def cache():
     """A new memo dict, emptied by :func:`clear_caches`."""
-    table = {}
+    table = _Memo()
     CACHES.append(table)
     return table
 
 
 def clear_caches():
-    """Empty every memo table (after the registry or a switch changed), and the F.* wrappers'
-    call sites' memory of what they read from them."""
+    """Empty every memo table (after the registry or a switch changed)."""
     for table in CACHES:
         table.clear()
-    _native_graph.forget_call_sites()

@@ -57,6 +57,11 @@ class Kernel:
             serve every call with the same shapes and arguments. Default False.
         keeps_input_grads (bool): backward leaves the inputs' existing gradients as the
             ones to propagate (``F.sink(one_input_grad=False)``). Default False.
+        forward_ufunc (tuple or None): for a one-input, one-output kernel whose
+            ``forward(xs)`` is exactly ``(f(xs[0], *operands),)``, the tuple
+            ``(f, *operands)``, set in ``setup()`` (``(self.xp.add, self.v)``): the engine
+            may call ``f`` instead of ``forward``, so whatever wraps ``forward`` (a device
+            switch) must wrap ``f`` too. Default None.
 
     Methods a kernel class may define:
         accepts(args) (classmethod): ``None`` to accept these arguments, or a reason
@@ -70,6 +75,7 @@ class Kernel:
     device_id = ""
     shareable = False
     keeps_input_grads = False
+    forward_ufunc = None
     storage_dtype = None
 
     def __init__(self, spec, args, in_shapes, out_shapes):

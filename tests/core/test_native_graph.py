@@ -186,6 +186,10 @@ def test_a_call_site_forgets_when_the_caches_or_the_registry_change():
     assert not _site_hits(site, (a,), (2.0, False))
     F.add_scalar(a, 2.0)
     assert _site_hits(site, (a,), (2.0, False))
+    imperative_runners.clear()              # one table emptied directly
+    assert not _site_hits(site, (a,), (2.0, False))
+    F.add_scalar(a, 2.0)
+    assert _site_hits(site, (a,), (2.0, False))
     REGISTRY.version += 1                   # the records are keyed by the registry version
     try:
         assert not _site_hits(site, (a,), (2.0, False))

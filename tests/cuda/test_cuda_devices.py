@@ -147,3 +147,25 @@ def test_a_device_1_context_runs_on_the_second_gpu():
     out = subprocess.run([sys.executable, "-c", ON_DEVICE_1], capture_output=True, text=True,
                          cwd=root, env=dict(os.environ, NNABLA_CUDA_EMULATE="0"), timeout=900)
     assert out.returncode == 0 and "ok" in out.stdout, out.stdout[-3000:] + out.stderr[-3000:]
+
+
+def test_a_kernels_forward_ufunc_runs_on_its_device_on_every_path():
+    # add_scalar declares forward_ufunc: the engine calls it instead of forward, so the
+    # plugin's device switch must wrap it too (imperative, auto-forward, static plan)
+    ctx1 = get_extension_context("cuda", device_id="1")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ops0 = emulation.ACTIVITY["ops"].get(0, 0)
+    with nn.context_scope(ctx1):
+        a = nn.NdArray.from_numpy_array(x)
+        for _ in range(2):
+            np.testing.assert_array_equal(F.add_scalar(a, 1.5).data, x + 1.5)
+        v = nn.Variable.from_numpy_array(x)
+        with nn.auto_forward():
+            for _ in range(2):
+                np.testing.assert_array_equal(F.add_scalar(v, 2.0).d, x + 2.0)
+        y = F.mul_scalar(F.add_scalar(v, 1.0), 3.0)
+        y.forward()
+        assert _devices_of(y) == {1}
+        np.testing.assert_array_equal(y.d, (x + 1.0) * 3.0)
+    assert emulation.ACTIVITY["ops"].get(0, 0) == ops0     # nothing computed on device 0
+    assert _host_cuda.current_device() == 0

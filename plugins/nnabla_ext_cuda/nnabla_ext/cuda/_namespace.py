@@ -57,13 +57,26 @@ def call_on_device(xp, function, *args):
 
 def on_device(cls):
     """A subclass of kernel class ``cls`` whose ``setup``, ``forward``, ``backward`` and
-    ``recompute`` run on its ``xp``'s device (:func:`call_on_device`); same name, so
-    messages and reports read as ``cls``'s. ``on_device(cls).base is cls``."""
+    ``recompute`` run on its ``xp``'s device (:func:`call_on_device`), as does the function
+    of a ``forward_ufunc`` its setup declares; same name, so messages and reports read as
+    ``cls``'s. ``on_device(cls).base is cls``."""
     attrs = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
              "__doc__": cls.__doc__, "base": cls}
-    for name in ("setup", "forward", "backward", "recompute"):
+    for name in ("forward", "backward", "recompute"):
         attrs[name] = _switching(getattr(cls, name))
+    attrs["setup"] = _switching_setup(cls.setup)
     return type(cls.__name__, (cls,), attrs)
+
+
+def _switching_setup(setup):
+    @functools.wraps(setup)
+    def run(self):
+        call_on_device(self.xp, setup, self)
+        declared = self.forward_ufunc
+        if isinstance(declared, tuple) and declared and callable(declared[0]):
+            self.forward_ufunc = (functools.partial(call_on_device, self.xp, declared[0]),
+                                  *declared[1:])
+    return run
 
 
 def _switching(method):

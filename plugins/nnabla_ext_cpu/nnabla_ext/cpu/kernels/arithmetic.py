@@ -114,13 +114,19 @@ class MulN(_Variadic):
 
 
 class _Scalar(Kernel):
+    ufunc = None        # the forward is ufunc(x, v) (forward_ufunc), where set
+
     def setup(self):
         # A 0-d float32 array operand: numpy takes a much faster path than for a Python
         # float, and the float32 result is the same.
         self.v = self.xp.asarray(self.val, dtype=self.xp.float32)
+        if self.ufunc is not None:
+            self.forward_ufunc = (getattr(self.xp, self.ufunc), self.v)
 
 
 class AddScalar(_Scalar):
+    ufunc = "add"
+
     def forward(self, xs):
         return (xs[0] + self.v,)
 
@@ -129,6 +135,8 @@ class AddScalar(_Scalar):
 
 
 class MulScalar(_Scalar):
+    ufunc = "multiply"
+
     def forward(self, xs):
         return (xs[0] * self.v,)
 
@@ -170,6 +178,8 @@ class RPowScalar(_Scalar):
 
 
 class MaximumScalar(_Scalar):
+    ufunc = "maximum"
+
     def forward(self, xs):
         return (self.xp.maximum(xs[0], self.v),)
 
@@ -178,6 +188,8 @@ class MaximumScalar(_Scalar):
 
 
 class MinimumScalar(_Scalar):
+    ufunc = "minimum"
+
     def forward(self, xs):
         return (self.xp.minimum(xs[0], self.v),)
 
