@@ -10,6 +10,7 @@ a head is requested. Bytes held by heads are tracked per family
 """
 from __future__ import annotations
 
+import types
 import weakref
 
 import numpy as np
@@ -29,6 +30,12 @@ reset_peak_memory = _native_graph.reset_peak_memory
 _account = _native_graph.account
 
 
+# The heads of an array that holds none: one shared read-only mapping, so an empty or cleared
+# array holds no dict of its own (``_hold`` makes one); the auto-forward intermediates a
+# chain releases then leave one object less each to the garbage collector.
+NO_HEADS = types.MappingProxyType({})
+
+
 class SyncedArray:
     """See module docstring. ``dtype`` is the type users see through ``NdArray.data``."""
 
@@ -42,7 +49,7 @@ class SyncedArray:
     def __init__(self, shape=(), dtype=F32):
         self.shape = tuple(shape)
         self.dtype = dtype
-        self.heads = {}
+        self.heads = NO_HEADS
         self.fill_value = None
         self.modification_count = 0
         self.clear_called = False
@@ -114,7 +121,10 @@ class SyncedArray:
         return family.full(self.shape, value, dtype)
 
     def _hold(self, key, head):
-        self.heads[key] = head
+        if self.heads is NO_HEADS:
+            self.heads = {key: head}
+        else:
+            self.heads[key] = head
         n = key[0].nbytes(head)
         self.nbytes_held += n
         _account(n)
@@ -143,7 +153,7 @@ class SyncedArray:
         return released
 
     def _drop_all(self):
-        self.heads = {}
+        self.heads = NO_HEADS
         _account(-self.nbytes_held)
         self.nbytes_held = 0
 
@@ -229,7 +239,7 @@ class SyncedArray:
         return self.narrowed is not None and any(r() is not None for r in self.narrowed)
 
 
-_native_graph.bind_array(SyncedArray)
+_native_graph.bind_array(SyncedArray, NO_HEADS)
 # holding(shape, key, arr, nbytes): a new SyncedArray of ``shape`` (a tuple) whose only head
 # is ``arr`` under ``key`` (``(family, dtype)``), ``nbytes`` big: ``SyncedArray(shape,
 # dtype)`` followed by ``put(key, arr, nbytes)`` in one step (the hot path of kernel outputs)

@@ -135,6 +135,7 @@ static struct graph_state {
 
 static struct array_state {
     PyTypeObject *type;
+    PyObject *no_heads;         /* _array.NO_HEADS: the heads of an array holding none */
     Py_ssize_t shape, dtype, heads, fill_value, modification_count, clear_called,
         nbytes_held, narrowed, typed, sharers, provisional;
 } A;
@@ -142,7 +143,8 @@ static struct array_state {
 static PyObject *bind_array(PyObject *self, PyObject *args)
 {
     PyTypeObject *type;
-    if (!PyArg_ParseTuple(args, "O!:bind_array", &PyType_Type, &type))
+    PyObject *no_heads;
+    if (!PyArg_ParseTuple(args, "O!O:bind_array", &PyType_Type, &type, &no_heads))
         return NULL;
     /* all offsets or none: a failed bind leaves the module as it was */
     struct array_state saved = A;
@@ -152,6 +154,7 @@ static PyObject *bind_array(PyObject *self, PyObject *args)
     OFF(provisional);
 #undef OFF
     Py_XSETREF(A.type, (PyTypeObject *)Py_NewRef((PyObject *)type));
+    Py_XSETREF(A.no_heads, Py_NewRef(no_heads));
     Py_RETURN_NONE;
 }
 
@@ -330,12 +333,8 @@ static PyObject *clear_array(PyObject *self, PyObject *unused)
     if (any < 0)
         return NULL;
     if (any) {
-        PyObject *empty = PyDict_New();
-        if (empty == NULL)
-            return NULL;
         set_slot(self, A.typed, Py_True);
-        set_slot(self, A.heads, empty);
-        Py_DECREF(empty);
+        set_slot(self, A.heads, A.no_heads);
     }
     PyObject *nbytes = get_slot(self, A.nbytes_held, "nbytes_held");
     int held = nbytes == NULL ? -1 : PyObject_IsTrue(nbytes);
@@ -1216,7 +1215,8 @@ static PyObject *forget_call_sites(PyObject *self, PyObject *unused)
 
 static PyMethodDef methods[] = {
     {"bind_array", bind_array, METH_VARARGS,
-     "bind_array(SyncedArray): read the slot offsets of the array class."},
+     "bind_array(SyncedArray, no_heads): read the slot offsets of the array class; "
+     "no_heads is what a cleared array's heads become."},
     {"bind_nodes", bind_nodes, METH_VARARGS,
      "bind_nodes(VarNode, Variable, release_uncommon): read the slot offsets of the node "
      "classes; release_uncommon(node) releases what release_handle does not."},

@@ -11,7 +11,7 @@ import pytest
 import nnabla as nn
 import nnabla.functions as F
 from nnabla import _native_graph
-from nnabla._array import SyncedArray, memory_stats
+from nnabla._array import NO_HEADS, SyncedArray, memory_stats
 from nnabla._dispatch import graph_builders, imperative_runners
 
 SHAPE = (16,)
@@ -77,7 +77,24 @@ def test_clear_releases_the_bytes_and_reads_as_zeros():
     a._array.clear()
     assert memory_stats()["in_use"] == before - 64
     assert a._array.clear_called and a._array.nbytes_held == 0
+    assert a._array.heads is NO_HEADS           # no dict of its own
     assert a.data.tolist() == [0.0] * 16
+    assert type(a._array.heads) is dict and len(a._array.heads) == 1
+
+
+def test_arrays_without_heads_share_one_read_only_mapping():
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)
+    h = _chain(x, 3)
+    released = h.parent.in_nodes[0].data          # its handle went away: cleared
+    assert released.heads is NO_HEADS and SyncedArray((2,)).heads is NO_HEADS
+    with pytest.raises(TypeError):
+        NO_HEADS[("family", "dtype")] = None    # shared: it cannot be written
+    assert len(NO_HEADS) == 0
+    fresh = SyncedArray((2,))
+    fresh.fill(3.0)
+    assert fresh.get(np.dtype(np.float32)).tolist() == [3.0, 3.0]
+    assert type(fresh.heads) is dict and fresh.heads is not NO_HEADS
 
 
 def test_a_kept_intermediate_is_not_released():
