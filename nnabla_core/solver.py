@@ -29,6 +29,8 @@ STEP_LIMIT = 2**32 - 2  # nnabla's uint32 step counter saturates here
 def _real(api, arg, value):
     """``value`` as a float32, or TypeError naming ``api`` and ``arg`` (a number is needed;
     a list, an array of several values or None would be broadcast or fail later)."""
+    if value.__class__ is float:        # the common case, nothing to check
+        return np.float32(value)
     from ._spec.args import check_value
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value.item()

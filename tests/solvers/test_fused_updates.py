@@ -244,3 +244,34 @@ def test_infinite_and_nan_gradients_give_the_numpy_results(case):
         np.testing.assert_array_equal(p, p_ref, err_msg=f"{name} p, step {t}")
         for k in state:
             np.testing.assert_array_equal(state[k], state_ref[k], err_msg=f"{name} {k}, step {t}")
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("rate", [1e-5, 0.3, -2.0])
+def test_native_weight_decay_is_bit_identical_to_numpy(size, rate, threads):
+    # Solver.weight_decay's g += p * rate, as one native pass on float32 numpy arrays
+    rng = np.random.RandomState(size)
+    p, g = _random(rng, size), _random(rng, size)
+    p[:3] = [np.inf, -np.inf, np.nan] if size >= 3 else p[:3]
+    expected = g + p * np.float32(rate)
+    given = g.copy()
+    rules.weight_decay(np, p, given, rate)
+    assert_same_bits(given, expected, err_msg=f"weight decay {rate}, size {size}")
+    assert _native.solver_update("AddScaled", g.copy(), p, (), (np.float32(rate),))
+
+
+def test_weight_decay_on_arrays_the_native_loop_refuses_takes_numpy(monkeypatch):
+    rng = np.random.RandomState(4)
+    p, g = _random(rng, 40).reshape(8, 5), _random(rng, 40).reshape(8, 5)
+    for strided_p, strided_g in ((p[:, ::2], g[:, ::2].copy()),       # non-contiguous p
+                                 (p[:, :2].astype(np.float64), g[:, :2].copy())):  # float64
+        expected = strided_g.copy()
+        expected += strided_p * np.float32(0.5)
+        rules.weight_decay(np, strided_p, strided_g, 0.5)
+        np.testing.assert_array_equal(strided_g, expected)
+    calls = []
+    monkeypatch.setattr(rules._native, "solver_update", lambda *a: calls.append(a) or True)
+    monkeypatch.setattr(rules, "NATIVE_UPDATES", False)
+    q = np.ones(4, np.float32)
+    rules.weight_decay(np, q, q.copy(), 0.5)
+    assert calls == []                      # the switch forces the numpy rule

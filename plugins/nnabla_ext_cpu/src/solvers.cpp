@@ -246,6 +246,13 @@ NBLA_VECTOR_CLONES static void lion(float *__restrict p, const float *__restrict
   }
 }
 
+// x = x + y * k                                      k: k (the weight decay g += p * rate)
+NBLA_VECTOR_CLONES static void add_scaled(float *__restrict x, const float *__restrict y,
+                                          const Scalars &c, idx_t n) {
+  const float k = c.k[0];
+  for (idx_t i = 0; i < n; ++i) x[i] = x[i] + y[i] * k;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
@@ -272,6 +279,7 @@ void update(int r, const Arrays &a, const Scalars &c, idx_t n) {
       case 12: adabound(p, g, s0, s1, c, len); break;
       case 13: amsbound(p, g, s0, s1, s2, c, len); break;
       case 14: lion(p, g, s0, c, len); break;
+      case 15: add_scaled(p, g, c, len); break;
       default: break;
     }
   });

@@ -41,6 +41,9 @@ constexpr RuleInfo kRules[] = {
     {"Adagrad", 1, 2},  {"RMSprop", 1, 4},  {"Adam", 2, 6},     {"AdamW", 2, 7},
     {"Adamax", 2, 5},   {"AMSGRAD", 3, 6},  {"Adadelta", 2, 4}, {"RMSpropGraves", 3, 5},
     {"AdaBound", 2, 8}, {"AMSBound", 3, 8}, {"Lion", 1, 4},
+    // not a solver: x = x + y * k over (p, g) = (x, y), the non-fused weight decay
+    // (g += p * rate, called with the gradient as p and the parameter as g)
+    {"AddScaled", 0, 1},
 };
 
 // The index of `name` in kRules, or -1.

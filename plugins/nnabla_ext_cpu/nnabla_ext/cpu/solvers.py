@@ -32,8 +32,12 @@ NATIVE_UPDATES = True
 
 
 def weight_decay(xp, p, g, rate):
-    """Add ``rate * p`` to the gradient ``g`` in place (non-fused weight decay)."""
-    g += p * xp.float32(rate)       # array first: numpy skips its scalar-operator path
+    """Add ``rate * p`` to the gradient ``g`` in place (non-fused weight decay); one native
+    pass for float32 numpy arrays (the same float32 operations, see src/solvers.cpp)."""
+    rate = xp.float32(rate)
+    if NATIVE_UPDATES and xp is np and _native.solver_update("AddScaled", g, p, (), (rate,)):
+        return
+    g += p * rate                   # array first: numpy skips its scalar-operator path
 
 
 def clip_grad_by_norm(xp, g, clip_norm):
@@ -404,7 +408,8 @@ def _fused(name, update, states, scalars):
     """
     def fused(xp, p, g, state, t, hp):
         if NATIVE_UPDATES and xp is np and _native.solver_update(
-                name, p, g, tuple(state[s] for s in states), scalars(hp, t)):
+                name, p, g, tuple([state[s] for s in states]) if states else (),
+                scalars(hp, t)):
             return
         update(xp, p, g, state, t, hp)
 
