@@ -238,6 +238,7 @@ def _check_case(case, contexts):
             break                     # the case says why half differs (``why_loose``)
         if case.check_outputs is None or i in case.check_outputs:
             _close(y.d, e, case.atol, case.rtol, f"output {i}", half)
+    _check_forward_ufunc(case, ys)
     if not case.grad:
         return
     rng = np.random.RandomState(1)
@@ -251,6 +252,22 @@ def _check_case(case, contexts):
                what + " (against the CPU backend)", half)
         _close(twice[i], 2 * once[i], case.grad_atol, case.grad_rtol,
                what + " after a second backward (accum: leaves must add)", half)
+
+
+def _check_forward_ufunc(case, ys):
+    """A kernel declaring ``forward_ufunc`` (the graph ran it instead of ``forward``): its
+    ``forward`` on the same input gives the same output, bit for bit."""
+    f = ys[0].parent if len(ys) == 1 else None
+    declared = None if f is None or f.python else getattr(f.kernel, "forward_ufunc", None)
+    if declared is None:
+        return
+    fam, node = f.family, f.in_nodes[0]
+    x = node.data.get(f.in_dtypes[0] or node.data.dtype, fam)
+    by_forward = fam.to_numpy(f.kernel.forward([x])[0])
+    by_ufunc = fam.to_numpy(declared[0](x, *declared[1:]))
+    if by_forward.tobytes() != by_ufunc.tobytes() or by_forward.dtype != by_ufunc.dtype:
+        raise AssertionError(f"{type(f.kernel).__name__}.forward_ufunc and forward differ: "
+                             f"{by_ufunc!r} != {by_forward!r}")
 
 
 def _run(case, arrays, ctx):

@@ -125,6 +125,19 @@ class AddScalar(Kernel):
         return [Wrapped(dys[0].value.copy())]
 
 
+class MulScalar(Kernel):
+    """Its forward_ufunc is right (the graph runs it), its forward is not."""
+
+    def setup(self):
+        self.forward_ufunc = (lambda x, v: Wrapped(x.value * v), np.float32(self.val))
+
+    def forward(self, xs):
+        return [Wrapped(xs[0].value * np.float32(self.val) + 1)]
+
+    def backward(self, xs, ys, dys, propagate_down):
+        return [Wrapped(dys[0].value * np.float32(self.val))]
+
+
 def _wrong_sgd(xp, p, g, state, t, hp):
     p.value += hp["lr"] * g.value                      # ascends
 
@@ -143,7 +156,7 @@ WRAPPED = ArrayFamily(
     reshape=lambda a, shape: Wrapped(a.value.reshape(shape)),
     add=lambda a, b: Wrapped(a.value + b.value), iadd=_iadd, nbytes=lambda a: a.value.nbytes,
     owner=lambda a: a.value if a.value.base is None else a.value.base)
-BROKEN_KERNELS = {"ReLU": WrongReLU, "AddScalar": AddScalar}
+BROKEN_KERNELS = {"ReLU": WrongReLU, "AddScalar": AddScalar, "MulScalar": MulScalar}
 def _unwrapped(op):
     return lambda xp, *args: op(np, *[a.value if isinstance(a, Wrapped) else a for a in args])
 
@@ -195,6 +208,13 @@ def test_a_wrong_kernel_and_a_wrong_solver_rule_are_reported(registry_snapshot, 
     table = capsys.readouterr().out
     assert re.search(r"function\s+ReLU\s+failed", table)
     assert "functions: 1 passed, 1 failed, 0 not implemented" in table
+
+
+def test_a_forward_ufunc_that_disagrees_with_forward_is_reported(registry_snapshot):
+    plugins.register(BrokenPlugin(), name="broken")
+    report = check_backend("broken", functions=["MulScalar"], solvers=False, graph=False)
+    assert report.names(FAILED) == ["MulScalar"]
+    assert "MulScalar.forward_ufunc and forward differ" in report.failed[0].message
 
 
 # -- the guide's example backend ------------------------------------------------------------
