@@ -85,16 +85,9 @@ class SyncedArray:
         """Install ``arr`` (a kernel's output) as the only head, without copying."""
         self.put((family, arr.dtype), arr, family.nbytes(arr))
 
-    def put(self, key, arr, nbytes):
-        """:meth:`set` with the head's key ``(family, arr.dtype)`` and size known (plans)."""
-        dtype = key[1]
-        _account(nbytes - self.nbytes_held)
-        self.heads = {key: arr}
-        self.nbytes_held = nbytes
-        self.fill_value = None
-        self.dtype = dtype
-        self.modification_count += 1
-        self.clear_called = False
+    # put(key, arr, nbytes): :meth:`set` with the head's key ``(family, arr.dtype)`` and size
+    # known: ``arr`` becomes the only head (in C: static plans store every output with it)
+    put = _native_graph.put_array
 
     def assign(self, other):
         """Take ``other``'s values (in the family they are in), in this array's dtype."""

@@ -347,6 +347,47 @@ static PyObject *clear_array(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* SyncedArray.put(key, arr, nbytes): install ``arr`` (a kernel's output) as the only head,
+ * under ``key`` ((family, dtype)), ``nbytes`` big; what set() does with both known. */
+static PyObject *put_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (A.type == NULL || !PyObject_TypeCheck(self, A.type)) {
+        PyErr_SetString(PyExc_TypeError, "put: a SyncedArray expected");
+        return NULL;
+    }
+    if (nargs != 3 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 2
+            || !PyLong_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "put(key, arr, nbytes): key a (family, dtype) tuple, nbytes an int");
+        return NULL;
+    }
+    PyObject *key = args[0], *arr = args[1], *nbytes = args[2];
+    PyObject *held = get_slot(self, A.nbytes_held, "nbytes_held");
+    PyObject *count = get_slot(self, A.modification_count, "modification_count");
+    if (held == NULL || count == NULL)
+        return NULL;
+    long long n = PyLong_AsLongLong(nbytes), h = PyLong_AsLongLong(held);
+    if ((n == -1 || h == -1) && PyErr_Occurred())
+        return NULL;
+    PyObject *next = PyNumber_Add(count, G.one);
+    PyObject *heads = next == NULL ? NULL : PyDict_New();
+    if (heads == NULL || PyDict_SetItem(heads, key, arr) < 0) {
+        Py_XDECREF(next);
+        Py_XDECREF(heads);
+        return NULL;
+    }
+    count_bytes(n - h);
+    set_slot(self, A.heads, heads);
+    Py_DECREF(heads);
+    set_slot(self, A.nbytes_held, nbytes);
+    set_slot(self, A.fill_value, Py_None);
+    set_slot(self, A.dtype, PyTuple_GET_ITEM(key, 1));
+    set_slot(self, A.modification_count, next);
+    Py_DECREF(next);
+    set_slot(self, A.clear_called, Py_False);
+    Py_RETURN_NONE;
+}
+
 /* Whether slot ``offset`` of ``obj`` holds a true value (an unset slot raises, as Python
  * reading it would): 1, 0, or -1 with an error set. */
 static inline int slot_true(PyObject *obj, Py_ssize_t offset, const char *name)
@@ -1253,6 +1294,10 @@ static PyMethodDef methods[] = {
 static PyMethodDef release_array_bytes_def = {
     "__del__", release_array_bytes, METH_NOARGS,
     "SyncedArray.__del__: the bytes its heads held leave the memory counters."};
+static PyMethodDef put_array_def = {
+    "put", (PyCFunction)(void (*)(void))put_array, METH_FASTCALL,
+    "put(key, arr, nbytes): install arr (a kernel's output) as the only head under key "
+    "((family, arr.dtype)), nbytes big: set() with both known (plans)."};
 static PyMethodDef clear_array_def = {
     "clear", clear_array, METH_NOARGS,
     "Release the memory; the contents become undefined (read as zeros)."};
@@ -1305,6 +1350,8 @@ PyMODINIT_FUNC PyInit__native_graph(void)
                    PyDescr_NewMethod(&PyBaseObject_Type, &release_array_bytes_def)) < 0
             || add_object(m, "clear_array",
                           PyDescr_NewMethod(&PyBaseObject_Type, &clear_array_def)) < 0
+            || add_object(m, "put_array",
+                          PyDescr_NewMethod(&PyBaseObject_Type, &put_array_def)) < 0
             || add_object(m, "release_handle",
                           PyDescr_NewMethod(&PyBaseObject_Type, &release_handle_def)) < 0
             || add_object(m, "UnaryRunner", Py_NewRef((PyObject *)&UnaryRunnerType)) < 0

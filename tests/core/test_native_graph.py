@@ -234,3 +234,24 @@ def test_the_memory_counters_count_in_c():
     assert memory_stats()["peak"] == memory_stats()["in_use"]
     with pytest.raises(TypeError, match="an int expected"):
         _native_graph.account(1.5)
+
+
+def test_put_installs_the_only_head_and_keeps_the_counters():
+    a = SyncedArray((4,))
+    a.fill(2.0)
+    a.get(np.dtype(np.float64))             # a float64 head, 32 bytes
+    before, count = memory_stats()["in_use"], a.modification_count
+    head = np.arange(4, dtype=np.float32)
+    key = next(iter(a.heads))[0], np.dtype(np.float32)
+    a.clear_called = True
+    a.put(key, head, 16)
+    assert a.heads == {key: head} and a.heads[key] is head and type(a.heads) is dict
+    assert a.nbytes_held == 16 and memory_stats()["in_use"] == before - 32 + 16
+    assert a.dtype == np.float32 and a.fill_value is None and a.clear_called is False
+    assert a.modification_count == count + 1
+    with pytest.raises(TypeError, match=r"put\(key, arr, nbytes\)"):
+        a.put(key, head, 16.0)
+    with pytest.raises(TypeError, match=r"put\(key, arr, nbytes\)"):
+        a.put((key[0],), head, 16)
+    with pytest.raises(TypeError, match="a SyncedArray expected"):
+        SyncedArray.put(object(), key, head, 16)
