@@ -2,8 +2,8 @@
  *
  * - Builder: an F.* call under nn.auto_forward() on Variables runs its kernel and makes one
  *   output SyncedArray, one VarNode, one Function and one Variable.
- * - CallSite, fast_call: the F.* wrappers' lookup of the runner or builder recorded for a
- *   call (a wrapper's CallSite remembers its last hit per mode).
+ * - CallSite: an F.* wrapper's lookup of the runner or builder recorded for a call (it
+ *   remembers its last hit per mode).
  * - UnaryRunner: an imperative call of a shared one-output kernel on one input (the builder
  *   runs it directly).
  * - holding, clear_array, release_array_bytes, release_handle: SyncedArray's kernel-output
@@ -1029,8 +1029,8 @@ static int same_parts(PyObject *seq, PyObject *parts)
 }
 
 /* The runner or builder recorded for a call (a new reference), NULL with no error when none
- * was (an unhashable argument included), or NULL with an error set. ``e``, when given, is
- * the call site's entry for the mode: read first, filled from the table on a hit there. */
+ * was (an unhashable argument included), or NULL with an error set. ``e`` is the call
+ * site's entry for the mode: read first, filled from the table on a hit there. */
 static PyObject *recorded(SiteEntry *e, PyObject *table, PyObject *name, PyObject *shapes,
                           PyObject *values, PyObject *ctx)
 {
@@ -1040,7 +1040,7 @@ static PyObject *recorded(SiteEntry *e, PyObject *table, PyObject *name, PyObjec
             || (device = PyObject_GetAttr(ctx, G.str_device_id)) == NULL
             || (version = PyObject_GetAttr(G.registry, G.str_version)) == NULL)
         goto done;
-    if (e != NULL && e->epoch == site_epoch && e->ctx == ctx && same_parts(backend, e->backends)
+    if (e->epoch == site_epoch && e->ctx == ctx && same_parts(backend, e->backends)
             && same_part(device, e->device) && same_part(version, e->version)
             && same_parts(values, e->values) && same_parts(shapes, e->shapes)) {
         run = Py_NewRef(e->run);
@@ -1056,13 +1056,11 @@ static PyObject *recorded(SiteEntry *e, PyObject *table, PyObject *name, PyObjec
         goto done;
     }
     Py_INCREF(run);
-    if (e != NULL) {
-        entry_clear(e);
-        e->run = Py_NewRef(run); e->values = Py_NewRef(values); e->shapes = Py_NewRef(shapes);
-        e->ctx = Py_NewRef(ctx); e->backends = Py_NewRef(backends);
-        e->device = Py_NewRef(device); e->version = Py_NewRef(version);
-        e->epoch = site_epoch;
-    }
+    entry_clear(e);
+    e->run = Py_NewRef(run); e->values = Py_NewRef(values); e->shapes = Py_NewRef(shapes);
+    e->ctx = Py_NewRef(ctx); e->backends = Py_NewRef(backends);
+    e->device = Py_NewRef(device); e->version = Py_NewRef(version);
+    e->epoch = site_epoch;
 done:
     Py_XDECREF(backend);
     Py_XDECREF(backends);
@@ -1076,8 +1074,8 @@ done:
  * function ``name`` on ``inputs`` with argument ``values`` (two tuples): inputs all NdArrays,
  * the imperative runner recorded for the call, its output wrapped in a new NdArray; inputs
  * all Variables in auto-forward mode, the graph builder recorded for it. None when nothing
- * was recorded, and the wrapper takes the general path. ``entries``: a call site's two
- * entries (imperative, auto-forward), or NULL. */
+ * was recorded, and the wrapper takes the general path. ``entries``: the call site's two
+ * entries (imperative, auto-forward). */
 static PyObject *dispatch(SiteEntry *entries, PyObject *name, PyObject *inputs,
                           PyObject *values)
 {
@@ -1124,7 +1122,7 @@ static PyObject *dispatch(SiteEntry *entries, PyObject *name, PyObject *inputs,
         PyTuple_SET_ITEM(held, i, Py_NewRef(item));
         PyTuple_SET_ITEM(shapes, i, Py_NewRef(shape));
     }
-    PyObject *run = recorded(entries == NULL ? NULL : &entries[!imperative],
+    PyObject *run = recorded(&entries[!imperative],
                              imperative ? G.runners : G.builders, name, shapes, values, ctx);
     if (run == NULL) {
         if (PyErr_Occurred())
@@ -1157,18 +1155,8 @@ fail:
     return NULL;
 }
 
-/* fast_call(name, inputs, values) -> result, or None: dispatch without a call site. */
-static PyObject *fast_call(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
-{
-    if (nargs != 3 || !PyTuple_CheckExact(argv[1]) || !PyTuple_CheckExact(argv[2])) {
-        PyErr_SetString(PyExc_TypeError, "fast_call(name, inputs, values): two tuples expected");
-        return NULL;
-    }
-    return dispatch(NULL, argv[0], argv[1], argv[2]);
-}
-
 /* CallSite(name): a generated wrapper's fast path, site(inputs, values) -> result or None,
- * as fast_call(name, inputs, values), remembering its last hit per mode so a repeated call
+ * read from the tables (see dispatch), remembering its last hit per mode so a repeated call
  * compares its key parts instead of hashing a key. */
 typedef struct {
     PyObject_HEAD
@@ -1239,7 +1227,7 @@ static PyTypeObject CallSiteType = {
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "CallSite(name): site(inputs, values) -> result or None, the fast path of the "
-              "F.* wrapper of function name (see fast_call); it remembers its last hit per "
+              "F.* wrapper of function name; it remembers its last hit per "
               "mode until forget_call_sites().",
     .tp_traverse = (traverseproc)call_site_traverse,
     .tp_clear = (inquiry)call_site_clear,
@@ -1270,9 +1258,6 @@ static PyMethodDef methods[] = {
     {"forget_call_sites", forget_call_sites, METH_NOARGS,
      "forget_call_sites(): every CallSite's remembered hits become stale (the tables they "
      "were read from were emptied)."},
-    {"fast_call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
-     "fast_call(name, inputs, values) -> result or None: the recorded imperative runner or "
-     "auto-forward builder of a call (nnabla._function_wrappers), or None."},
     {"add_consumer", (PyCFunction)(void (*)(void))add_consumer_py, METH_FASTCALL,
      "add_consumer(node, ref): record the weak reference ref of a new consumer in node.refs: "
      "the first live one is held alone, a second makes a list, and a list drops its dead "

@@ -129,22 +129,27 @@ def test_misuse_is_refused_with_a_message():
         _native_graph.add_consumer(x._node, x._node)
 
 
+def _fast_call(name, inputs, values):
+    """What a wrapper's call site answers the first time (nothing remembered yet)."""
+    return _native_graph.CallSite(name)(inputs, values)
+
+
 def test_the_wrappers_fast_call_runs_only_what_was_recorded():
     x = nn.Variable.from_numpy_array(np.ones(SHAPE, np.float32))
     a = nn.NdArray.from_numpy_array(np.ones(SHAPE, np.float32))
     F.add_scalar(a, 2.0)                    # records the imperative runner
-    out = _native_graph.fast_call("AddScalar", (a,), (2.0, False))     # (val, inplace)
+    out = _fast_call("AddScalar", (a,), (2.0, False))     # (val, inplace)
     assert type(out) is nn.NdArray and out.data.tolist() == [3.0] * 16
-    assert _native_graph.fast_call("AddScalar", (a,), (5.0, False)) is None   # not recorded
-    assert _native_graph.fast_call("AddScalar", (a,), ([2.0], False)) is None  # unhashable
-    assert _native_graph.fast_call("Add2", (a, x), (False,)) is None          # mixed inputs
-    assert _native_graph.fast_call("AddScalar", (x,), (2.0, False)) is None   # no auto-forward
+    assert _fast_call("AddScalar", (a,), (5.0, False)) is None   # not recorded
+    assert _fast_call("AddScalar", (a,), ([2.0], False)) is None  # unhashable
+    assert _fast_call("Add2", (a, x), (False,)) is None          # mixed inputs
+    assert _fast_call("AddScalar", (x,), (2.0, False)) is None   # no auto-forward
     with nn.auto_forward():
         F.add_scalar(x, 2.0)
-        y = _native_graph.fast_call("AddScalar", (x,), (2.0, False))
+        y = _fast_call("AddScalar", (x,), (2.0, False))
     assert type(y) is nn.Variable and y.d.tolist() == [3.0] * 16 and y.parent is not None
     with pytest.raises(TypeError, match="two tuples expected"):
-        _native_graph.fast_call("AddScalar", [a], (2.0, False))
+        _fast_call("AddScalar", [a], (2.0, False))
 
 
 def test_the_unary_runner_reads_windows_and_refuses_misuse():
