@@ -9,6 +9,7 @@ contribution in a pass overwrites, later ones in the same pass add.
 from __future__ import annotations
 
 import functools
+import gc
 import weakref
 
 import numpy as np
@@ -715,12 +716,21 @@ def _clear_after_recompute(func, state, reads):
 
 
 # -- structure edits -----------------------------------------------------------------------
+def _track_below(node):
+    """Keep the collector's invariant after ``node`` got a parent: below a tracked function
+    everything is tracked (auto-forward leaves nodes untracked only below untracked ones;
+    see "Loose graphs" in _native_graph.c)."""
+    if gc.is_tracked(node.parent):
+        _native_graph.track_graph(node)
+
+
 def set_parent(node, func):
     if func is None:
         node.parent = None
     else:
         func.out_refs = [*func.out_refs, weakref.ref(node)]     # a list or a tuple
         node.parent = func
+        _track_below(node)
     bump()
 
 
@@ -732,6 +742,7 @@ def rewire_on(node, var_node):
     node.parent = parent
     if parent is not None:
         parent.out_refs = [weakref.ref(node) if r() is var_node else r for r in parent.out_refs]
+        _track_below(node)
     var_node.parent = None
     bump()
 

@@ -53,10 +53,22 @@ static Py_ssize_t slot_offset(PyTypeObject *type, const char *name)
  * - a Function's tuple of weak references to its outputs;
  * - a SyncedArray made here: it holds its shape, dtype, a dict of family arrays, and
  *   numbers; anything the Python methods store later is a weak reference or an array.
- * VarNodes, Functions and their inputs' tuples stay tracked: a Function can reach user
- * objects (tags, hooks, a PythonFunction), so they can close a cycle.
+ * - the VarNode, Function and inputs' tuple the auto-forward builder makes, while nothing
+ *   tracked lies upstream (see "Loose graphs" below).
  * The inputs' and outputs' containers are tuples: CPython reuses them from its free list
- * without counting them as new objects for the collector's thresholds. */
+ * without counting them as new objects for the collector's thresholds.
+ *
+ * Loose graphs. What a builder-made VarNode and Function hold strongly is their inputs'
+ * nodes (upstream), arrays, and objects every call of the site shares (spec, kernel,
+ * context, dtypes); nothing there reaches a node downstream, so no cycle passes through
+ * them and reference counting frees them exactly. They are made untracked ("loose") when
+ * every input node is a leaf or has a loose parent; the collector then neither counts
+ * their cost in its young collections nor walks them. A cycle needs a user object on a
+ * Function (its tags) or a re-linked parent: Function.tags, _graph.set_parent and
+ * _graph.rewire_on call track_graph first, which tracks the function (or node) and every
+ * loose node, function and inputs' tuple downstream of it. The invariant that makes this
+ * enough: everything downstream of a tracked function is tracked (the builder makes a
+ * node loose only below loose parents; functions made in Python are tracked). */
 
 /* Untrack a weak reference made here (no callback); a weak reference CPython shares
  * between callers (the object's first plain one) may already be untracked. */
@@ -497,6 +509,117 @@ static PyObject *add_consumer_py(PyObject *self, PyObject *const *args, Py_ssize
     Py_RETURN_NONE;
 }
 
+/* -- loose graphs (see "Garbage collection" at the top) --------------------------------- */
+
+/* Whether a node made from input ``node`` may be loose: the input is a leaf or its parent
+ * is loose. */
+static inline int below_loose(PyObject *node)
+{
+    PyObject *parent = SLOT(node, G.n.parent);
+    return parent == NULL || parent == Py_None || !PyObject_GC_IsTracked(parent);
+}
+
+static inline void track(PyObject *obj)
+{
+    if (PyObject_IS_GC(obj) && !PyObject_GC_IsTracked(obj))
+        PyObject_GC_Track(obj);
+}
+
+/* Push the live loose consumers of ``node`` (its weak references in ``refs``) on ``todo``;
+ * 0, or -1 with an error set. */
+static int push_loose_consumers(PyObject *node, PyObject *todo)
+{
+    PyObject *refs = SLOT(node, G.n.refs);
+    if (refs == NULL)
+        return 0;
+    Py_ssize_t n = PyList_CheckExact(refs) ? PyList_GET_SIZE(refs)
+                   : PyWeakref_Check(refs) ? 1 : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *ref = PyList_CheckExact(refs) ? PyList_GET_ITEM(refs, i) : refs;
+        PyObject *g = weak_target(ref);
+        if (g != Py_None && PyObject_TypeCheck(g, G.function) && !PyObject_GC_IsTracked(g)
+                && PyList_Append(todo, g) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* track(node): track one loose VarNode (its data is being handed out, and
+ * Variable.get_number_of_references finds the nodes holding an array among the
+ * collector's referrers). */
+static PyObject *track_node(PyObject *self, PyObject *node)
+{
+    if (G.node == NULL || !PyObject_TypeCheck(node, G.node)) {
+        PyErr_Format(PyExc_TypeError, "track: a VarNode expected, got %.100s",
+                     Py_TYPE(node)->tp_name);
+        return NULL;
+    }
+    track(node);
+    Py_RETURN_NONE;
+}
+
+/* track_graph(obj): track ``obj`` (a Function or a VarNode) and every loose node, function
+ * and inputs' tuple downstream of it, before something may close a cycle through it. */
+static PyObject *track_graph(PyObject *self, PyObject *obj)
+{
+    if (G.node == NULL || G.function == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_native_graph: bind_nodes was not called");
+        return NULL;
+    }
+    int is_node = PyObject_TypeCheck(obj, G.node);
+    if (!is_node && !PyObject_TypeCheck(obj, G.function)) {
+        PyErr_Format(PyExc_TypeError, "track_graph: a VarNode or a Function expected, got %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    PyObject *todo = PyList_New(0);
+    if (todo == NULL)
+        return NULL;
+    if (is_node) {
+        track(obj);
+        if (push_loose_consumers(obj, todo) < 0)
+            goto fail;
+    } else if (!PyObject_GC_IsTracked(obj) && PyList_Append(todo, obj) < 0) {
+        goto fail;
+    }
+    while (PyList_GET_SIZE(todo)) {
+        Py_ssize_t last = PyList_GET_SIZE(todo) - 1;
+        PyObject *f = Py_NewRef(PyList_GET_ITEM(todo, last));
+        if (PyList_SetSlice(todo, last, last + 1, NULL) < 0) {
+            Py_DECREF(f);
+            goto fail;
+        }
+        if (PyObject_GC_IsTracked(f)) {         /* reached twice */
+            Py_DECREF(f);
+            continue;
+        }
+        PyObject_GC_Track(f);
+        PyObject *in_nodes = SLOT(f, G.f.in_nodes), *out_refs = SLOT(f, G.f.out_refs);
+        if (in_nodes != NULL)
+            track(in_nodes);
+        int failed = 0;
+        if (out_refs != NULL && (PyTuple_Check(out_refs) || PyList_Check(out_refs))) {
+            Py_ssize_t n = PySequence_Fast_GET_SIZE(out_refs);
+            for (Py_ssize_t i = 0; i < n && !failed; i++) {
+                PyObject *ref = PySequence_Fast_ITEMS(out_refs)[i];
+                PyObject *node = PyWeakref_Check(ref) ? weak_target(ref) : Py_None;
+                if (node != Py_None && PyObject_TypeCheck(node, G.node)) {
+                    track(node);
+                    failed = push_loose_consumers(node, todo) < 0;
+                }
+            }
+        }
+        Py_DECREF(f);
+        if (failed)
+            goto fail;
+    }
+    Py_DECREF(todo);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(todo);
+    return NULL;
+}
+
 /* STATE.graph_version += 1 */
 static int bump_graph_version(void)
 {
@@ -746,7 +869,7 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
     }
     Py_ssize_t n_in = PySequence_Fast_GET_SIZE(in_nodes);
     PyObject **nodes = PySequence_Fast_ITEMS(in_nodes);
-    int need_grad = 0;
+    int need_grad = 0, loose = 1;       /* see "Loose graphs" at the top */
     PyObject *data = NULL, *x = NULL;
     if (b->unary) {
         if (n_in != 1) {
@@ -766,6 +889,7 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
         PyObject *xd = get_slot(x, G.n.data, "data");
         if (xd == NULL)
             return NULL;
+        loose = below_loose(x);
         data = run_one(b->runner, xd);
     } else {
         PyObject *arrays = PyList_New(n_in);
@@ -785,6 +909,7 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
                     Py_DECREF(arrays);
                     return NULL;
                 }
+                loose = loose && below_loose(n);
                 if (b->differentiable && !need_grad) {
                     PyObject *ng = get_slot(n, G.n.need_grad, "need_grad");
                     if (ng == NULL || (need_grad = PyObject_IsTrue(ng)) < 0) {
@@ -896,6 +1021,12 @@ static PyObject *builder_call(Builder *b, PyObject *const *argv, size_t nargsf,
         goto done;
     untrack_weakref(owner);
     init_slot(out, G.n.owner, owner);
+    if (loose) {
+        PyObject_GC_UnTrack(out);
+        PyObject_GC_UnTrack(f);
+        if (PyTuple_CheckExact(in_nodes) && PyObject_GC_IsTracked(in_nodes))
+            PyObject_GC_UnTrack(in_nodes);
+    }
     result = Py_NewRef(v);
 done:
     Py_XDECREF(v);
@@ -1258,6 +1389,11 @@ static PyMethodDef methods[] = {
     {"forget_call_sites", forget_call_sites, METH_NOARGS,
      "forget_call_sites(): every CallSite's remembered hits become stale (the tables they "
      "were read from were emptied)."},
+    {"track", track_node, METH_O,
+     "track(node): a loose VarNode becomes tracked by the garbage collector."},
+    {"track_graph", track_graph, METH_O,
+     "track_graph(obj): obj (a Function or VarNode) and everything loose downstream of it "
+     "become tracked by the garbage collector (before a user object may close a cycle)."},
     {"add_consumer", (PyCFunction)(void (*)(void))add_consumer_py, METH_FASTCALL,
      "add_consumer(node, ref): record the weak reference ref of a new consumer in node.refs: "
      "the first live one is held alone, a second makes a list, and a list drops its dead "

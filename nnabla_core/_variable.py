@@ -207,7 +207,10 @@ class Variable:
     # -- data and grad --------------------------------------------------------------------
     @property
     def data(self):
-        return NdArray._wrap(self._node.data)
+        node = self._node
+        if not gc.is_tracked(node):     # an auto-forward node: others may now share its data,
+            _native_graph.track(node)   # and get_number_of_references reads the referrers
+        return NdArray._wrap(node.data)
 
     @data.setter
     def data(self, value):
@@ -390,6 +393,7 @@ class Variable:
         node.owner = weakref.ref(v)
         node.recompute = STATE.global_recompute
         _share(node.data, node)
+        _share(node.data, self._node)   # (get_number_of_references reads the sharers)
         v._node = node
         return v
 
@@ -444,19 +448,25 @@ class Variable:
         nnabla 1.39): itself, unlinked copies, variables rewired on it or given its data.
 
         Handles to the same variable and NdArrays taken from ``.data`` do not count.
-        Meant for tests of memory sharing: it scans the garbage collector's referrers.
+        Meant for tests of memory sharing: it scans the garbage collector's referrers, plus
+        this variable's node and the array's recorded sharers (auto-forward nodes are not
+        tracked by the collector).
         """
         data = self._node.data
         root = getattr(data, "root", data)          # windows share their root's memory
         holders = [root] + [a for a in gc.get_referrers(root)
                             if isinstance(a, SyncedArray) and getattr(a, "root", None) is root]
-        count = 0
+        nodes = {id(self._node): self._node}
         for array in holders:
             for ref in gc.get_referrers(array):
-                if isinstance(ref, VarNode) and ref.data is array and ref.owner is not None \
-                        and ref.owner() is not None:
-                    count += 1
-        return count
+                if isinstance(ref, VarNode):
+                    nodes[id(ref)] = ref
+            for ref in array.sharers or ():
+                if ref() is not None:
+                    nodes[id(ref())] = ref()
+        return sum(1 for n in nodes.values()
+                   if any(n.data is a for a in holders) and n.owner is not None
+                   and n.owner() is not None)
 
     # -- python protocol ------------------------------------------------------------------
     def __repr__(self):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import weakref
 
-from . import _execute, _graph, _python_function
+from . import _execute, _graph, _native_graph, _python_function
 from ._array import SyncedArray
 from ._spec.binding import infer
 from ._variable import variable_of
@@ -96,6 +96,9 @@ class Function:
     @property
     def tags(self):
         if self._tags is None:
+            # user objects may now close a cycle through this function: the collector must
+            # see it and everything below it (see "Loose graphs" in _native_graph.c)
+            _native_graph.track_graph(self)
             self._tags = {}
         return self._tags
 

@@ -25,39 +25,95 @@ def _chain(x, length):
     return h
 
 
-def test_an_auto_forward_op_leaves_three_objects_to_the_collector():
-    # VarNode, Function and the inputs' tuple may close a cycle through user objects (tags,
-    # hooks); the weak references, the outputs' list and the data array cannot, and are
-    # left to reference counting alone
-    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
-    _chain(x, 2)                # the builder is recorded
+def _tracked_by(make):
+    """(result of make(), objects it left tracked by the collector)."""
     gc.collect()
     gc.disable()
     try:
         before = len(gc.get_objects())
-        h = _chain(x, 100)
-        tracked = len(gc.get_objects()) - before
+        result = make()
+        return result, len(gc.get_objects()) - before
     finally:
         gc.enable()
+
+
+def test_an_auto_forward_chain_from_a_leaf_is_left_to_reference_counting():
+    # below a leaf nothing can close a cycle (each node and function holds only what lies
+    # upstream, arrays, and objects the call site shares): the builder leaves its node,
+    # function and inputs' tuple untracked, so the collector neither walks nor promotes them
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)                # the builder is recorded
+    h, tracked = _tracked_by(lambda: _chain(x, 100))
     assert h.d.tolist() == [100.0] * 16
-    assert 300 <= tracked <= 305
+    assert tracked <= 2         # the last handle (and its context manager's leftovers)
     node = h._node
     f = node.parent
-    assert gc.is_tracked(node) and gc.is_tracked(f) and gc.is_tracked(f.in_nodes)
-    assert not gc.is_tracked(node.data)
+    assert not gc.is_tracked(node) and not gc.is_tracked(f)
+    assert not gc.is_tracked(f.in_nodes) and not gc.is_tracked(node.data)
     assert not gc.is_tracked(f.out_refs) and not gc.is_tracked(f.out_refs[0])
     assert not gc.is_tracked(f.in_nodes[0].refs)      # the consumer's weak reference
+    assert gc.is_tracked(h)                           # the user's handle is an ordinary object
+    # reference counting alone frees the whole chain when its last handle goes
+    first = weakref.ref(f.in_nodes[0].parent)
+    del f, node, h
+    assert first() is None
+
+
+def test_below_a_function_made_in_python_the_builder_tracks():
+    # a function built outside auto-forward is tracked (user objects may hang on it), and so
+    # is everything built below it, so a cycle through it stays visible to the collector
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)
+    y = F.add_scalar(x, 1.0)                    # static: made in Python
+    y.forward()
+    assert gc.is_tracked(y.parent)
+    h, tracked = _tracked_by(lambda: _chain(y, 10))
+    assert h.d.tolist() == [11.0] * 16
+    assert gc.is_tracked(h._node) and gc.is_tracked(h.parent)
+    assert gc.is_tracked(h.parent.in_nodes)
+    assert tracked >= 30
 
 
 def test_a_cycle_through_a_functions_tags_is_still_collected():
     x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
     _chain(x, 2)
     h = _chain(x, 3)
-    h.parent._tags = {"self": h}        # function -> tags -> its own output's handle
-    dead = weakref.ref(h.parent)
-    del h
+    top = h.parent.in_nodes[0].parent.in_nodes[0].parent      # the chain's first function
+    assert not gc.is_tracked(top)
+    top.tags["last"] = h        # first function -> tags -> a handle two nodes below it
+    # reading the tags tracked the function and everything below it
+    assert gc.is_tracked(top) and gc.is_tracked(h._node) and gc.is_tracked(h.parent)
+    assert gc.is_tracked(h.parent.in_nodes)
+    # and what is built below it afterwards is tracked too
+    with nn.auto_forward():
+        z = F.add_scalar(h, 1.0)
+    assert gc.is_tracked(z.parent) and gc.is_tracked(z._node)
+    dead = weakref.ref(top)
+    del h, top, z
     gc.collect()
     assert dead() is None
+
+
+def test_a_cycle_through_a_rewired_parent_is_still_collected():
+    # rewire_on hangs a loose chain below a tagged (tracked) function: the chain is tracked
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)
+    leaf = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    below = _chain(leaf, 3)                         # loose: built on a leaf
+    assert not gc.is_tracked(below.parent)
+    top = _chain(x, 1)
+    top.parent.tags["below"] = below                # top's function -> tags -> below
+    dead = weakref.ref(top.parent)
+    leaf.rewire_on(top)                             # below now hangs from top's function
+    assert gc.is_tracked(below.parent) and gc.is_tracked(below._node)
+    del top, below, leaf
+    gc.collect()
+    assert dead() is None
+
+
+def test_track_graph_refuses_what_is_not_a_graph_object():
+    with pytest.raises(TypeError, match="track_graph: a VarNode or a Function expected, got int"):
+        _native_graph.track_graph(3)
 
 
 def test_dropped_arrays_leave_the_memory_counters():
@@ -260,3 +316,28 @@ def test_put_installs_the_only_head_and_keeps_the_counters():
         a.put((key[0],), head, 16)
     with pytest.raises(TypeError, match="a SyncedArray expected"):
         SyncedArray.put(object(), key, head, 16)
+
+
+def test_references_to_an_auto_forward_variables_data_are_counted():
+    # get_number_of_references scans the collector's referrers; auto-forward nodes are not
+    # tracked, so it also reads the variable's own node and the array's recorded sharers
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)
+    h = _chain(x, 2)
+    assert not gc.is_tracked(h._node)
+    assert h.get_number_of_references == 1
+    unlinked = h.get_unlinked_variable()
+    assert h.get_number_of_references == 2 and unlinked.get_number_of_references == 2
+    other = nn.Variable(SHAPE)
+    other.data = h.data
+    assert other.get_number_of_references == 3 and h.get_number_of_references == 3
+    del unlinked
+    assert other.get_number_of_references == 2
+    # data handed out by .data alone (no unlinked copy): the node is found all the same
+    g = _chain(x, 2)
+    assert not gc.is_tracked(g._node)
+    another = nn.Variable(SHAPE)
+    another.data = g.data
+    assert another.get_number_of_references == 2 and g.get_number_of_references == 2
+    with pytest.raises(TypeError, match="track: a VarNode expected, got int"):
+        _native_graph.track(3)
