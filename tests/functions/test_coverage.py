@@ -19,7 +19,8 @@ from nnabla_ext.cpu.kernels import CPU_KERNELS
 NATIVE_OVERRIDES = ("TopKData", "SoftmaxCrossEntropy", "Convolution", "Deconvolution",
                     "DepthwiseConvolution", "DepthwiseDeconvolution", "MaxPooling",
                     "AveragePooling", "SumPooling", "BatchNormalization",
-                    "LayerNormalization", "InstanceNormalization", "Softmax", "Tanh", "GELU")
+                    "LayerNormalization", "InstanceNormalization", "Softmax", "Tanh", "GELU",
+                    "AddScalar", "MulScalar")
 NAMES = pathlib.Path(__file__).resolve().parents[1] / "data" / "nnabla_1.39_function_names.txt"
 
 

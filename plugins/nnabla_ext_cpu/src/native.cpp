@@ -1,7 +1,8 @@
 // Native hot kernels of the CPU backend (pybind11): im2col/col2im for
 // convolutions, the window loops of max/average/sum pooling, softmax and softmax
 // cross-entropy, the per-channel passes of the normalizations; and the switches of
-// the caching allocator for numpy arrays (cached_allocator.h).
+// the caching allocator for numpy arrays (cached_allocator.h); the scalar kernels' small
+// float32 loops (scalar_ops.h).
 //
 // Every kernel takes C-contiguous float32 or float64 arrays, allocates its output
 // (im2col/col2im write into `out` when given), and runs without the GIL
@@ -27,6 +28,7 @@
 #include "im2col.h"
 #include "normalization.h"
 #include "pooling.h"
+#include "scalar_ops.h"
 #include "softmax.h"
 #include "solvers.h"
 
@@ -515,10 +517,11 @@ void bind_all(py::module_ &m) {
 PYBIND11_MODULE(_native, m) {
   using namespace pybind11::literals;
   m.doc() = "Native C++ kernels of nnabla_ext.cpu";
-  m.attr("ABI_VERSION") = 7;
+  m.attr("ABI_VERSION") = 8;
   // float first: with an exact dtype match pybind11 picks the first overload.
   bind_all<float>(m);
   bind_all<double>(m);
+  if (!nbla_native::scalar::add_functions(m.ptr())) throw py::error_already_set();
   m.def("num_threads", &nbla_native::num_threads, "Threads the native loops may use.");
   m.def("solver_update", &solver_update, "rule"_a, "p"_a, "g"_a, "states"_a, "scalars"_a,
         "Fused float32 solver update in place; False (nothing done) when the arrays do not "

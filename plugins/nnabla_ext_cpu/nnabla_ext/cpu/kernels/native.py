@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from .. import _blas, _native
-from . import activation, array_extra, loss, normalization
+from . import activation, arithmetic, array_extra, loss, normalization
 from . import neural_network as generic
 from ._columns import add_bias
 
@@ -467,7 +467,32 @@ class Softmax(activation.Softmax):
         return [dx.reshape(y.shape)]
 
 
+class _NativeScalar:
+    """``x + v`` or ``x * v`` through ``native_ufunc`` (``_native.scalar_add``,
+    ``scalar_multiply``): numpy's ufunc, bit for bit, with a native loop for small float32
+    arrays, where numpy's call costs more than the loop."""
+
+    native_ufunc = None
+
+    def setup(self):
+        super().setup()
+        self.forward_ufunc = (type(self).native_ufunc, self.v)
+
+    def forward(self, xs):
+        return (type(self).native_ufunc(xs[0], self.v),)
+
+
+class AddScalar(_NativeScalar, arithmetic.AddScalar):
+    native_ufunc = staticmethod(_native.scalar_add)
+
+
+class MulScalar(_NativeScalar, arithmetic.MulScalar):
+    native_ufunc = staticmethod(_native.scalar_multiply)
+
+
 KERNELS = {
+    "AddScalar": AddScalar,
+    "MulScalar": MulScalar,
     "Tanh": Tanh,
     "GELU": GELU,
     "BatchNormalization": BatchNormalization,
