@@ -532,16 +532,17 @@ static int push_loose_consumers(PyObject *node, PyObject *todo)
     PyObject *refs = SLOT(node, G.n.refs);
     if (refs == NULL)
         return 0;
-    Py_ssize_t n = PyList_CheckExact(refs) ? PyList_GET_SIZE(refs)
-                   : PyWeakref_Check(refs) ? 1 : 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *ref = PyList_CheckExact(refs) ? PyList_GET_ITEM(refs, i) : refs;
-        PyObject *g = weak_target(ref);
-        if (g != Py_None && PyObject_TypeCheck(g, G.function) && !PyObject_GC_IsTracked(g)
-                && PyList_Append(todo, g) < 0)
-            return -1;
+    int list = PyList_CheckExact(refs), failed = 0;
+    if (!list && !PyWeakref_Check(refs))
+        return 0;
+    Py_INCREF(refs);            /* appending may collect, and a finalizer may edit the graph */
+    for (Py_ssize_t i = 0; !failed && i < (list ? PyList_GET_SIZE(refs) : 1); i++) {
+        PyObject *g = weak_target(list ? PyList_GET_ITEM(refs, i) : refs);
+        failed = g != Py_None && PyObject_TypeCheck(g, G.function)
+                 && !PyObject_GC_IsTracked(g) && PyList_Append(todo, g) < 0;
     }
-    return 0;
+    Py_DECREF(refs);
+    return failed ? -1 : 0;
 }
 
 /* track(node): track one loose VarNode (its data is being handed out, and
@@ -599,15 +600,18 @@ static PyObject *track_graph(PyObject *self, PyObject *obj)
             track(in_nodes);
         int failed = 0;
         if (out_refs != NULL && (PyTuple_Check(out_refs) || PyList_Check(out_refs))) {
-            Py_ssize_t n = PySequence_Fast_GET_SIZE(out_refs);
-            for (Py_ssize_t i = 0; i < n && !failed; i++) {
+            Py_INCREF(out_refs);        /* (as in push_loose_consumers) */
+            for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(out_refs) && !failed; i++) {
                 PyObject *ref = PySequence_Fast_ITEMS(out_refs)[i];
                 PyObject *node = PyWeakref_Check(ref) ? weak_target(ref) : Py_None;
                 if (node != Py_None && PyObject_TypeCheck(node, G.node)) {
+                    Py_INCREF(node);
                     track(node);
                     failed = push_loose_consumers(node, todo) < 0;
+                    Py_DECREF(node);
                 }
             }
+            Py_DECREF(out_refs);
         }
         Py_DECREF(f);
         if (failed)

@@ -94,6 +94,27 @@ def test_a_cycle_through_a_functions_tags_is_still_collected():
     assert dead() is None
 
 
+def test_tags_track_every_branch_below_a_function():
+    # a node with many consumers keeps their weak references in a list; two outputs' worth
+    # of functions below each branch
+    x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
+    _chain(x, 2)
+    with nn.auto_forward():
+        a = F.add_scalar(x, 1.0)
+        branches = [F.mul_scalar(F.add_scalar(a, float(i)), 2.0) for i in range(20)]
+        total = F.add2(branches[0], branches[1])
+    assert isinstance(a._node.refs, list) and len(a._node.refs) >= 20
+    assert not any(gc.is_tracked(b.parent) for b in branches) and not gc.is_tracked(total.parent)
+    a.parent.tags["kept"] = branches
+    assert all(gc.is_tracked(b.parent) and gc.is_tracked(b._node) for b in branches)
+    assert all(gc.is_tracked(b.parent.in_nodes[0].parent) for b in branches)
+    assert gc.is_tracked(total.parent) and gc.is_tracked(total._node)
+    dead = weakref.ref(a.parent)
+    del a, branches, total
+    gc.collect()
+    assert dead() is None
+
+
 def test_a_cycle_through_a_rewired_parent_is_still_collected():
     # rewire_on hangs a loose chain below a tagged (tracked) function: the chain is tracked
     x = nn.Variable.from_numpy_array(np.zeros(SHAPE, np.float32))
