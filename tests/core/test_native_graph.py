@@ -37,6 +37,12 @@ def _tracked_by(make):
         gc.enable()
 
 
+def _collected(ref):
+    """Whether the object of weak reference ``ref`` is gone after a full collection."""
+    gc.collect()
+    return ref() is None
+
+
 def test_an_auto_forward_chain_from_a_leaf_is_left_to_reference_counting():
     # below a leaf nothing can close a cycle (each node and function holds only what lies
     # upstream, arrays, and objects the call site shares): the builder leaves its node,
@@ -90,8 +96,7 @@ def test_a_cycle_through_a_functions_tags_is_still_collected():
     assert gc.is_tracked(z.parent) and gc.is_tracked(z._node)
     dead = weakref.ref(top)
     del h, top, z
-    gc.collect()
-    assert dead() is None
+    assert _collected(dead)
 
 
 def test_tags_track_every_branch_below_a_function():
@@ -111,8 +116,7 @@ def test_tags_track_every_branch_below_a_function():
     assert gc.is_tracked(total.parent) and gc.is_tracked(total._node)
     dead = weakref.ref(a.parent)
     del a, branches, total
-    gc.collect()
-    assert dead() is None
+    assert _collected(dead)
 
 
 def test_a_cycle_through_a_rewired_parent_is_still_collected():
@@ -128,8 +132,7 @@ def test_a_cycle_through_a_rewired_parent_is_still_collected():
     leaf.rewire_on(top)                             # below now hangs from top's function
     assert gc.is_tracked(below.parent) and gc.is_tracked(below._node)
     del top, below, leaf
-    gc.collect()
-    assert dead() is None
+    assert _collected(dead)
 
 
 def test_track_graph_refuses_what_is_not_a_graph_object():
