@@ -12,6 +12,7 @@ from . import _native_graph
 from ._dispatch import call, graph_builders, imperative_runners
 from ._nd_array import NdArray
 from ._spec.base import REQUIRED
+from .context import Context
 from .plugins import REGISTRY
 
 def _docstring(spec):
@@ -87,7 +88,7 @@ def _fast_path(spec, namespace):
             f"            return _r\n")
 
 
-_native_graph.bind_dispatch(NdArray, imperative_runners, graph_builders, REGISTRY)
+_native_graph.bind_dispatch(NdArray, imperative_runners, graph_builders, REGISTRY, Context)
 
 
 def _call_variadic(spec, inputs, kw):

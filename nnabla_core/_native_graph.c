@@ -21,6 +21,7 @@
 
 #if PY_VERSION_HEX < 0x030A0000
 static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
+static inline PyObject *Py_XNewRef(PyObject *o) { Py_XINCREF(o); return o; }
 #endif
 
 /* -- slots by offset ------------------------------------------------------------------- */
@@ -137,8 +138,8 @@ static struct graph_state {
     Py_ssize_t var_node, graph_version, global_recompute, auto_forward, context_stack,
         default_context;
     /* the F.* wrappers' fast paths (bind_dispatch) */
-    PyTypeObject *ndarray;
-    Py_ssize_t nd_array;
+    PyTypeObject *ndarray, *context;
+    Py_ssize_t nd_array, ctx_backend, ctx_device_id;
     PyObject *runners, *builders, *registry;
     PyObject *str_backend, *str_device_id, *str_version;
 } G;
@@ -1097,16 +1098,22 @@ static PyTypeObject BuilderType = {
 
 static PyObject *bind_dispatch(PyObject *self, PyObject *args)
 {
-    PyTypeObject *ndarray;
+    PyTypeObject *ndarray, *context;
     PyObject *runners, *builders, *registry;
-    if (!PyArg_ParseTuple(args, "O!O!O!O:bind_dispatch", &PyType_Type, &ndarray, &PyDict_Type,
-                          &runners, &PyDict_Type, &builders, &registry))
+    if (!PyArg_ParseTuple(args, "O!O!O!OO!:bind_dispatch", &PyType_Type, &ndarray,
+                          &PyDict_Type, &runners, &PyDict_Type, &builders, &registry,
+                          &PyType_Type, &context))
         return NULL;
     Py_ssize_t offset = slot_offset(ndarray, "_array");
-    if (offset < 0)
+    Py_ssize_t backend = offset < 0 ? -1 : slot_offset(context, "backend");
+    Py_ssize_t device_id = backend < 0 ? -1 : slot_offset(context, "device_id");
+    if (device_id < 0)
         return NULL;
     G.nd_array = offset;
+    G.ctx_backend = backend;
+    G.ctx_device_id = device_id;
     Py_XSETREF(G.ndarray, (PyTypeObject *)Py_NewRef((PyObject *)ndarray));
+    Py_XSETREF(G.context, (PyTypeObject *)Py_NewRef((PyObject *)context));
     Py_XSETREF(G.runners, Py_NewRef(runners));
     Py_XSETREF(G.builders, Py_NewRef(builders));
     Py_XSETREF(G.registry, Py_NewRef(registry));
@@ -1171,8 +1178,12 @@ static PyObject *recorded(SiteEntry *e, PyObject *table, PyObject *name, PyObjec
 {
     PyObject *backend = NULL, *backends = NULL, *device = NULL, *version = NULL, *key = NULL;
     PyObject *run = NULL;
-    if ((backend = PyObject_GetAttr(ctx, G.str_backend)) == NULL
-            || (device = PyObject_GetAttr(ctx, G.str_device_id)) == NULL
+    if (Py_TYPE(ctx) == G.context) {    /* a Context: read its slots (set, or the call fails) */
+        backend = Py_XNewRef(SLOT(ctx, G.ctx_backend));
+        device = Py_XNewRef(SLOT(ctx, G.ctx_device_id));
+    }
+    if ((backend == NULL && (backend = PyObject_GetAttr(ctx, G.str_backend)) == NULL)
+            || (device == NULL && (device = PyObject_GetAttr(ctx, G.str_device_id)) == NULL)
             || (version = PyObject_GetAttr(G.registry, G.str_version)) == NULL)
         goto done;
     if (e->epoch == site_epoch && e->ctx == ctx && same_parts(backend, e->backends)

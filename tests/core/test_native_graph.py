@@ -277,6 +277,30 @@ def test_a_call_site_remembers_its_last_hit_only_for_the_same_key_parts():
         site([a], (2.25, False))
 
 
+def test_a_call_site_reads_the_contexts_backends_and_device_each_call():
+    # a Context's slots are read directly, another class's attributes by name; either way an
+    # edit in place is seen on the next call
+    site = _native_graph.CallSite("AddScalar")
+    a = nn.NdArray.from_numpy_array(np.ones((2, 13), np.float32))
+    ctx = nn.Context(["cpu:float"])
+    with nn.context_scope(ctx):
+        F.add_scalar(a, 1.5)
+        assert _site_hits(site, (a,), (1.5, False))
+        ctx.backend = ["cpu:half"]
+        assert not _site_hits(site, (a,), (1.5, False))             # not recorded for half
+        ctx.backend = ["cpu:float"]
+        ctx.device_id = "1"
+        assert not _site_hits(site, (a,), (1.5, False))             # nor for device 1
+        ctx.device_id = "0"
+        assert _site_hits(site, (a,), (1.5, False))
+
+    class Derived(nn.Context):
+        __slots__ = ()
+
+    with nn.context_scope(Derived(["cpu:float"])):
+        assert site((a,), (1.5, False)).data.tolist() == [[2.5] * 13] * 2
+
+
 def test_a_call_site_forgets_when_the_caches_or_the_registry_change():
     from nnabla._state import clear_caches
     from nnabla.plugins import REGISTRY
