@@ -140,6 +140,7 @@ static struct graph_state {
     /* the F.* wrappers' fast paths (bind_dispatch) */
     PyTypeObject *ndarray, *context;
     Py_ssize_t nd_array, ctx_backend, ctx_device_id;
+    Py_ssize_t registry_version;    /* -1: read by attribute (a registry without that slot) */
     PyObject *runners, *builders, *registry;
     PyObject *str_backend, *str_device_id, *str_version;
 } G;
@@ -1109,6 +1110,10 @@ static PyObject *bind_dispatch(PyObject *self, PyObject *args)
     Py_ssize_t device_id = backend < 0 ? -1 : slot_offset(context, "device_id");
     if (device_id < 0)
         return NULL;
+    Py_ssize_t version = slot_offset(Py_TYPE(registry), "version");
+    if (version < 0)
+        PyErr_Clear();
+    G.registry_version = version;
     G.nd_array = offset;
     G.ctx_backend = backend;
     G.ctx_device_id = device_id;
@@ -1178,13 +1183,18 @@ static PyObject *recorded(SiteEntry *e, PyObject *table, PyObject *name, PyObjec
 {
     PyObject *backend = NULL, *backends = NULL, *device = NULL, *version = NULL, *key = NULL;
     PyObject *run = NULL;
-    if (Py_TYPE(ctx) == G.context) {    /* a Context: read its slots (set, or the call fails) */
+    /* the slots of a Context and of the registry; any other class (or an unset slot, which
+     * then raises) by attribute */
+    if (Py_TYPE(ctx) == G.context) {
         backend = Py_XNewRef(SLOT(ctx, G.ctx_backend));
         device = Py_XNewRef(SLOT(ctx, G.ctx_device_id));
     }
+    if (G.registry_version >= 0)
+        version = Py_XNewRef(SLOT(G.registry, G.registry_version));
     if ((backend == NULL && (backend = PyObject_GetAttr(ctx, G.str_backend)) == NULL)
             || (device == NULL && (device = PyObject_GetAttr(ctx, G.str_device_id)) == NULL)
-            || (version = PyObject_GetAttr(G.registry, G.str_version)) == NULL)
+            || (version == NULL
+                && (version = PyObject_GetAttr(G.registry, G.str_version)) == NULL))
         goto done;
     if (e->epoch == site_epoch && e->ctx == ctx && same_parts(backend, e->backends)
             && same_part(device, e->device) && same_part(version, e->version)

@@ -60,6 +60,10 @@ class PluginError(RuntimeError):
 class Registry:
     """Everything registered by active plugins, in plain dicts."""
 
+    __slots__ = ("records", "extensions", "families", "kernels", "solver_rules",
+                 "communicators", "active", "version", "excluded", "autoload_disabled",
+                 "_layers")
+
     def __init__(self):
         self.records = {}          # entry-point name -> PluginRecord
         self.extensions = {}       # backend name -> (Extension, PluginRecord)
