@@ -8,6 +8,8 @@
  *   runs it directly).
  * - holding, clear_array, release_array_bytes, release_handle: SyncedArray's kernel-output
  *   constructor, its clear and finalizer, and Variable's finalizer (they run per call).
+ * - track, track_graph: hand loose (untracked) auto-forward nodes back to the garbage
+ *   collector before something may close a cycle through them (see "Loose graphs").
  *
  * The classes stay the Python ones (nnabla/_array.py, _variable.py, function.py); this
  * module fills their __slots__ directly, at the offsets their member descriptors give
