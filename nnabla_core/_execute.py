@@ -310,10 +310,12 @@ def direct_forward(kernel, spec):
     """``kernel.forward_ufunc``, checked: ``(f, *operands)`` when the kernel's forward is
     ``(f(xs[0], *operands),)`` (see :class:`nnabla.kernel.Kernel`), else None."""
     call = getattr(kernel, "forward_ufunc", None)
-    if call is not None and not (isinstance(call, tuple) and 1 <= len(call) <= 8
+    most = _native_graph.MAX_UFUNC_OPERANDS
+    if call is not None and not (isinstance(call, tuple) and 1 <= len(call) <= most + 1
                                  and callable(call[0])):
         raise TypeError(f"{spec.api_name}: {type(kernel).__name__}.forward_ufunc must be a "
-                        f"tuple (callable, *operands) with at most 7 operands; got {call!r}")
+                        f"tuple (callable, *operands) with at most {most} operands; "
+                        f"got {call!r}")
     return call
 
 

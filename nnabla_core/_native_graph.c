@@ -529,10 +529,11 @@ static inline void track(PyObject *obj)
         PyObject_GC_Track(obj);
 }
 
-/* Push the live loose consumers of ``node`` (its weak references in ``refs``) on ``todo``;
- * 0, or -1 with an error set. */
-static int push_loose_consumers(PyObject *node, PyObject *todo)
+/* Track ``node`` and push its live loose consumers (its weak references in ``refs``) on
+ * ``todo``; 0, or -1 with an error set. */
+static int visit_node(PyObject *node, PyObject *todo)
 {
+    track(node);
     PyObject *refs = SLOT(node, G.n.refs);
     if (refs == NULL)
         return 0;
@@ -581,8 +582,7 @@ static PyObject *track_graph(PyObject *self, PyObject *obj)
     if (todo == NULL)
         return NULL;
     if (is_node) {
-        track(obj);
-        if (push_loose_consumers(obj, todo) < 0)
+        if (visit_node(obj, todo) < 0)
             goto fail;
     } else if (!PyObject_GC_IsTracked(obj) && PyList_Append(todo, obj) < 0) {
         goto fail;
@@ -604,14 +604,13 @@ static PyObject *track_graph(PyObject *self, PyObject *obj)
             track(in_nodes);
         int failed = 0;
         if (out_refs != NULL && (PyTuple_Check(out_refs) || PyList_Check(out_refs))) {
-            Py_INCREF(out_refs);        /* (as in push_loose_consumers) */
+            Py_INCREF(out_refs);        /* (as in visit_node) */
             for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(out_refs) && !failed; i++) {
                 PyObject *ref = PySequence_Fast_ITEMS(out_refs)[i];
                 PyObject *node = PyWeakref_Check(ref) ? weak_target(ref) : Py_None;
                 if (node != Py_None && PyObject_TypeCheck(node, G.node)) {
                     Py_INCREF(node);
-                    track(node);
-                    failed = push_loose_consumers(node, todo) < 0;
+                    failed = visit_node(node, todo) < 0;
                     Py_DECREF(node);
                 }
             }
@@ -650,6 +649,9 @@ static int bump_graph_version(void)
  * under key_in (synchronised from another head when missing); its output is held as it
  * came when it has the planned array type, dtype and shape, and handed to ``stored`` (the
  * general store) otherwise. The auto-forward builder calls it directly. */
+/* The most operands a forward_ufunc may carry (nnabla._execute.direct_forward reads it). */
+#define MAX_UFUNC_OPERANDS 7
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
@@ -703,7 +705,7 @@ static PyObject *run_unary(UnaryRunner *r, PyObject *a)
         return NULL;
     PyObject *y;
     if (r->ufunc != Py_None) {          /* f(head, *operands), instead of forward([head]) */
-        PyObject *args[8];
+        PyObject *args[MAX_UFUNC_OPERANDS + 1];
         Py_ssize_t n = PyTuple_GET_SIZE(r->ufunc);
         args[0] = head;
         for (Py_ssize_t i = 1; i < n; i++)
@@ -777,11 +779,11 @@ static PyObject *unary_runner_new(PyTypeObject *type, PyObject *args, PyObject *
                                      &PyTuple_Type, &key, &nbytes, &stored, &ufunc))
         return NULL;
     if (ufunc != Py_None && !(PyTuple_Check(ufunc) && PyTuple_GET_SIZE(ufunc) >= 1
-                              && PyTuple_GET_SIZE(ufunc) <= 8
+                              && PyTuple_GET_SIZE(ufunc) <= MAX_UFUNC_OPERANDS + 1
                               && PyCallable_Check(PyTuple_GET_ITEM(ufunc, 0)))) {
-        PyErr_SetString(PyExc_TypeError,
-                        "UnaryRunner: ufunc must be None or (callable, *operands), at most 7 "
-                        "operands");
+        PyErr_Format(PyExc_TypeError,
+                     "UnaryRunner: ufunc must be None or (callable, *operands), at most %d "
+                     "operands", MAX_UFUNC_OPERANDS);
         return NULL;
     }
     if (PyTuple_GET_SIZE(key_in) != 2 || PyTuple_GET_SIZE(key) != 2) {
@@ -1502,6 +1504,7 @@ PyMODINIT_FUNC PyInit__native_graph(void)
                           PyDescr_NewMethod(&PyBaseObject_Type, &put_array_def)) < 0
             || add_object(m, "release_handle",
                           PyDescr_NewMethod(&PyBaseObject_Type, &release_handle_def)) < 0
+            || PyModule_AddIntConstant(m, "MAX_UFUNC_OPERANDS", MAX_UFUNC_OPERANDS) < 0
             || add_object(m, "UnaryRunner", Py_NewRef((PyObject *)&UnaryRunnerType)) < 0
             || add_object(m, "Builder", Py_NewRef((PyObject *)&BuilderType)) < 0
             || add_object(m, "CallSite", Py_NewRef((PyObject *)&CallSiteType)) < 0) {

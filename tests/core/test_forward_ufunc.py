@@ -47,6 +47,13 @@ def test_a_malformed_declaration_is_refused_with_the_kernels_name():
     with pytest.raises(TypeError, match="ufunc must be None or"):
         _native_graph.UnaryRunner((None, None), None, None, (), (None, None), 0, None,
                                   ("add", 1.0))
+    # the limit both checks share: 7 operands are taken, 8 refused (above)
+    assert _native_graph.MAX_UFUNC_OPERANDS == 7
+    kernel.forward_ufunc = (np.add,) + (1.0,) * 7
+    assert _execute.direct_forward(kernel, SPECS["AddScalar"]) == kernel.forward_ufunc
+    with pytest.raises(TypeError, match="at most 7 operands"):
+        _native_graph.UnaryRunner((None, None), None, None, (), (None, None), 0, None,
+                                  (np.add,) + (1.0,) * 8)
 
 
 def test_every_one_input_path_calls_the_ufunc_instead_of_forward(monkeypatch):

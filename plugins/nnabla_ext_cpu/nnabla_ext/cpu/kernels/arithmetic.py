@@ -114,14 +114,18 @@ class MulN(_Variadic):
 
 
 class _Scalar(Kernel):
-    ufunc = None        # the forward is ufunc(x, v) (forward_ufunc), where set
+    ufunc = None        # the forward is xp.<ufunc>(x, v) (forward_ufunc), where set
 
     def setup(self):
         # A 0-d float32 array operand: numpy takes a much faster path than for a Python
         # float, and the float32 result is the same.
         self.v = self.xp.asarray(self.val, dtype=self.xp.float32)
         if self.ufunc is not None:
-            self.forward_ufunc = (getattr(self.xp, self.ufunc), self.v)
+            self.forward_ufunc = (self.ufunc_function(), self.v)
+
+    def ufunc_function(self):
+        """The function of ``forward_ufunc``: ``xp``'s function named ``ufunc``."""
+        return getattr(self.xp, self.ufunc)
 
 
 class AddScalar(_Scalar):

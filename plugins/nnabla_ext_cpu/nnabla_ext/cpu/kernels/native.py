@@ -474,9 +474,8 @@ class _NativeScalar:
 
     native_ufunc = None
 
-    def setup(self):
-        super().setup()
-        self.forward_ufunc = (type(self).native_ufunc, self.v)
+    def ufunc_function(self):
+        return type(self).native_ufunc
 
     def forward(self, xs):
         return (type(self).native_ufunc(xs[0], self.v),)
